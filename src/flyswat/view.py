@@ -1,0 +1,175 @@
+"""What one seat may see (R25): the only thing a transport may send to a player.
+
+A :class:`View` is built from the game state for one seat (or for a spectator, ``seat=None``)
+and holds no reference to the game: nothing hidden is reachable from it. While the game runs:
+
+- centre, box and every pile's count: everyone (R8, R25);
+- the cards of a won pile: its owner only (R25);
+- draw piles: never a card, only counts (R8);
+- an open slap round: its trigger, how many hands each seat has laid, and the seat's own
+  hands. Others' hands and the allowed colours are shown when the round resolves, in
+  :attr:`View.last_round` — judging the colour is the player's own skill (R14).
+
+When the game is over, everything is revealed: every draw and won pile and the result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from flyswat.cards import Card, colour_letters
+from flyswat.engine import Game, Result, Round
+
+
+@dataclass(frozen=True, slots=True)
+class OpenRoundView:
+    """An open slap round as one seat sees it."""
+
+    trigger: Card
+    seat: int
+    laid: tuple[int, ...]
+    mine: tuple[Card, ...]
+    done: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RoundView:
+    """A resolved slap round: everything about it is public once it has closed."""
+
+    trigger: Card
+    seat: int
+    allowed: tuple[str, ...]
+    slaps: tuple[tuple[int, Card], ...]
+    won: tuple[tuple[int, Card], ...]
+    penalties: tuple[tuple[int, Card], ...]
+
+    @staticmethod
+    def of(r: Round) -> RoundView:
+        """The public view of a closed round."""
+        return RoundView(
+            r.trigger,
+            r.seat,
+            tuple(colour_letters(r.allowed)),
+            tuple((s.seat, s.card) for s in r.slaps),
+            tuple(r.won),
+            tuple(r.penalties),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """One seat's view of a game (``seat`` is None for a spectator)."""
+
+    seat: int | None
+    seats: int
+    hands: int
+    to_move: int
+    turn: int
+    draw_counts: tuple[int, ...]
+    won_counts: tuple[int, ...]
+    won: tuple[Card, ...]
+    centre: tuple[Card, ...]
+    box: tuple[Card, ...]
+    last_card: Card | None
+    round: OpenRoundView | None
+    last_round: RoundView | None
+    over: bool
+    result: Result | None
+    revealed_draw: tuple[tuple[Card, ...], ...] | None
+    revealed_won: tuple[tuple[Card, ...], ...] | None
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict of this view, cards as their text form."""
+
+        def cards(cs: tuple[Card, ...]) -> list[str]:
+            return [c.text for c in cs]
+
+        def pairs(ps: tuple[tuple[int, Card], ...]) -> list[dict[str, Any]]:
+            return [{"seat": s, "card": c.text} for s, c in ps]
+
+        out: dict[str, Any] = {
+            "seat": self.seat,
+            "seats": self.seats,
+            "hands": self.hands,
+            "to_move": self.to_move,
+            "turn": self.turn,
+            "draw_counts": list(self.draw_counts),
+            "won_counts": list(self.won_counts),
+            "won": cards(self.won),
+            "centre": cards(self.centre),
+            "box": cards(self.box),
+            "last_card": self.last_card.text if self.last_card else None,
+            "round": None,
+            "last_round": None,
+            "over": self.over,
+            "result": self.result.to_json() if self.result else None,
+            "revealed_draw": None,
+            "revealed_won": None,
+        }
+        if self.round:
+            r = self.round
+            out["round"] = {
+                "trigger": r.trigger.text,
+                "seat": r.seat,
+                "laid": list(r.laid),
+                "mine": cards(r.mine),
+                "done": r.done,
+            }
+        if self.last_round:
+            lr = self.last_round
+            out["last_round"] = {
+                "trigger": lr.trigger.text,
+                "seat": lr.seat,
+                "allowed": list(lr.allowed),
+                "slaps": pairs(lr.slaps),
+                "won": pairs(lr.won),
+                "penalties": pairs(lr.penalties),
+            }
+        if self.revealed_draw is not None and self.revealed_won is not None:
+            out["revealed_draw"] = [cards(p) for p in self.revealed_draw]
+            out["revealed_won"] = [cards(p) for p in self.revealed_won]
+        return out
+
+
+def view(game: Game, seat: int | None) -> View:
+    """What ``seat`` may see of ``game`` now (R25); ``None`` for a spectator."""
+    n = game.rules.seats
+    r = game.round
+    open_round = None
+    if r is not None:
+        laid = [0] * n
+        for s in r.slaps:
+            laid[s.seat] += 1
+        open_round = OpenRoundView(
+            r.trigger,
+            r.seat,
+            tuple(laid),
+            tuple(r.hands_of(seat)) if seat is not None else (),
+            seat in r.done,
+        )
+    last_round = None
+    for t in reversed(game.turns):
+        if t.round is not None and t.round.closed:
+            last_round = RoundView.of(t.round)
+            break
+    over = game.over
+    return View(
+        seat=seat,
+        seats=n,
+        hands=game.rules.hands,
+        to_move=game.to_move,
+        turn=len(game.turns),
+        draw_counts=tuple(len(p) for p in game.draw),
+        won_counts=tuple(len(p) for p in game.won),
+        won=tuple(game.won[seat]) if seat is not None else (),
+        centre=tuple(game.centre),
+        box=tuple(game.box),
+        last_card=game.turns[-1].card if game.turns else None,
+        round=open_round,
+        last_round=last_round,
+        over=over,
+        result=game.result() if over else None,
+        revealed_draw=tuple(tuple(p) for p in game.draw) if over else None,
+        revealed_won=tuple(tuple(p) for p in game.won) if over else None,
+    )
