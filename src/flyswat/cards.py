@@ -45,7 +45,9 @@ class Colour(enum.Enum):
         try:
             return cls(letter)
         except ValueError:
-            raise MalformedError(f"unknown colour {letter!r}: expected one of RYGBPO") from None
+            raise MalformedError(
+                f"unknown colour {letter!r}: expected one of RYGBPO", "bad_colour"
+            ) from None
 
 
 _COLOUR_ORDER = {c: i for i, c in enumerate(Colour)}
@@ -80,6 +82,10 @@ class Card:
         object.__setattr__(self, "text", text)
 
     def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("Card is immutable")
+
+    def __delattr__(self, name: str) -> None:
+        # Without this, ``del card.text`` would break the one shared object for everyone.
         raise AttributeError("Card is immutable")
 
     @property
