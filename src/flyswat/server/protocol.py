@@ -1,0 +1,335 @@
+"""The wire protocol: every HTTP body and WebSocket message, as pydantic models.
+
+``docs/PROTOCOL.md`` describes them in prose; ``docs/protocol.schema.json`` is generated from
+these models (:func:`json_schema`, or ``python -m flyswat.server.protocol > docs/...``).
+
+Client messages are parsed with :func:`parse_client` (raises :class:`MalformedError` with a
+code, never anything else). Server messages are built from these models and sent as JSON. A
+``view`` field is always ``flyswat.view.view(game, seat).to_json()`` for the receiving seat
+(``seat=None`` for a spectator): nothing else about the cards is ever sent.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from flyswat.errors import MalformedError
+
+PROTOCOL_VERSION = 1
+MAX_MESSAGE_BYTES = 4096
+MAX_NAME = 32
+
+# -- shared parts ---------------------------------------------------------------------------
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class BotSeat(_Model):
+    """A seat played by a server bot of the given level (see ``flyswat.bots.LEVELS``)."""
+
+    seat: int = Field(ge=0, le=7)
+    level: str = "normal"
+
+
+class TableOptions(_Model):
+    """The options a table is created with."""
+
+    seats: int = Field(4, ge=2, le=8, description="number of seats, bots included (R4)")
+    bots: list[BotSeat] = Field(default_factory=list, description="which seats are bots")
+    remove: int = Field(0, ge=0, le=110, description="cards removed unseen (R6)")
+    slap_window_ms: int = Field(3000, ge=500, le=30_000, description="slap window (R21)")
+    turn_timeout_ms: int = Field(
+        4000, ge=200, le=60_000, description="the server reveals for a player after this"
+    )
+    start: int | None = Field(None, ge=0, le=7, description="start seat (R9); None = random")
+
+
+class PlayerInfo(_Model):
+    """One seat of a table as everyone sees it."""
+
+    seat: int
+    kind: Literal["human", "bot"]
+    name: str | None = Field(description="display name; None while the seat is free")
+    level: str | None = None
+    joined: bool
+    ready: bool
+    connected: bool
+    host: bool = False
+
+
+class TableInfo(_Model):
+    """The public state of a table: options, players, and the fairness commitment."""
+
+    code: str
+    state: Literal["lobby", "playing", "over"]
+    options: TableOptions
+    players: list[PlayerInfo]
+    spectators: int = 0
+    game_id: str | None = None
+    commitment: str | None = Field(None, description="SHA-256 hex of the seed, from the start")
+    seed: str | None = Field(None, description="the seed itself, once the game is over")
+    record_url: str | None = None
+
+
+# -- HTTP bodies ----------------------------------------------------------------------------
+
+
+class CreateTable(TableOptions):
+    """``POST /api/tables``: the options, and the host's display name (the host takes a seat)."""
+
+    name: str = Field(min_length=1, max_length=MAX_NAME)
+
+
+class JoinTable(_Model):
+    """``POST /api/tables/{code}/join``."""
+
+    name: str = Field(min_length=1, max_length=MAX_NAME)
+
+
+class Seated(_Model):
+    """Reply to create and join: the seat and its secret token (keep it to reconnect)."""
+
+    code: str
+    seat: int
+    token: str
+    host: bool
+    ws_url: str
+    table_url: str
+
+
+class HttpError(_Model):
+    """Any HTTP error reply (status 4xx)."""
+
+    error: str
+    message: str
+
+
+# -- client -> server -----------------------------------------------------------------------
+
+
+class Hello(_Model):
+    """First message on a socket: a seat token to play, none to watch."""
+
+    type: Literal["hello"]
+    token: str | None = None
+
+
+class Ready(_Model):
+    """Say you are ready (or not) in the lobby."""
+
+    type: Literal["ready"]
+    ready: bool = True
+
+
+class Start(_Model):
+    """The host starts the game: every human seat taken and ready."""
+
+    type: Literal["start"]
+
+
+class Reveal(_Model):
+    """Reveal the top card of your draw pile: only on your turn, no round open (R10)."""
+
+    type: Literal["reveal"]
+    seat: int | None = Field(None, description="optional; must be your own seat")
+
+
+class Slap(_Model):
+    """Lay a hand on a centre card during a slap round (R16).
+
+    ``ms``: your reaction time, measured on your own monotonic clock from painting the
+    trigger card to the input event. ``turn``: the ``turn`` of the reveal that opened the
+    round (a slap meant for an earlier round is refused).
+    """
+
+    type: Literal["slap"]
+    card: str = Field(max_length=8)
+    ms: int | None = Field(None, ge=0, le=60_000)
+    turn: int | None = None
+    seat: int | None = None
+
+
+class Done(_Model):
+    """Say you will lay no more hands this round (R21)."""
+
+    type: Literal["done"]
+    turn: int | None = None
+    seat: int | None = None
+
+
+class Pong(_Model):
+    """Answer to a server ``ping``, at once: the server measures round-trip times with it."""
+
+    type: Literal["pong"]
+    id: int
+
+
+ClientMessage = Annotated[
+    Hello | Ready | Start | Reveal | Slap | Done | Pong, Field(discriminator="type")
+]
+CLIENT_TYPES = ("hello", "ready", "start", "reveal", "slap", "done", "pong")
+_client_adapter: TypeAdapter[ClientMessage] = TypeAdapter(ClientMessage)
+
+# -- server -> client -----------------------------------------------------------------------
+
+
+class Welcome(_Model):
+    """Reply to ``hello``: your seat (None when watching), the table, your view if started."""
+
+    type: Literal["welcome"] = "welcome"
+    protocol: int = PROTOCOL_VERSION
+    seat: int | None
+    table: TableInfo
+    view: dict[str, Any] | None
+
+
+class TableUpdate(_Model):
+    """The table changed: someone joined, got ready, connected or left."""
+
+    type: Literal["table"] = "table"
+    table: TableInfo
+
+
+class Started(_Model):
+    """The game started: the commitment to the secret seed, the start seat, your view."""
+
+    type: Literal["started"] = "started"
+    commitment: str
+    start: int
+    table: TableInfo
+    view: dict[str, Any]
+
+
+class Revealed(_Model):
+    """A card was revealed; sent to everyone in one broadcast step (R10).
+
+    ``round`` is true when it opened a slap round; ``window_ms`` is then the slap window.
+    ``auto`` is true when the server revealed for an absent player (turn timeout).
+    """
+
+    type: Literal["reveal"] = "reveal"
+    turn: int
+    seat: int
+    card: str
+    round: bool
+    window_ms: int | None
+    auto: bool
+    view: dict[str, Any]
+
+
+class Accepted(_Model):
+    """Your slap was accepted (to you only); ``ms`` is its effective time after arbitration."""
+
+    type: Literal["accepted"] = "accepted"
+    turn: int
+    card: str
+    ms: int
+
+
+class Hands(_Model):
+    """During a round: how many hands each seat has laid and who said done (no cards)."""
+
+    type: Literal["hands"] = "hands"
+    turn: int
+    laid: list[int]
+    done: list[int]
+
+
+class RoundClosed(_Model):
+    """The round was decided; ``view.last_round`` has its slaps, wins and penalties."""
+
+    type: Literal["round"] = "round"
+    turn: int
+    view: dict[str, Any]
+
+
+class Over(_Model):
+    """The game is over: result, the seed (check it against the commitment), the record."""
+
+    type: Literal["over"] = "over"
+    result: dict[str, list[int]]
+    seed: str
+    commitment: str
+    record_url: str
+    table: TableInfo
+    view: dict[str, Any]
+
+
+class Ping(_Model):
+    """Answer with ``{"type": "pong", "id": <same id>}`` at once."""
+
+    type: Literal["ping"] = "ping"
+    id: int
+
+
+class Error(_Model):
+    """Your last message was refused and changed nothing. ``code`` is machine-readable."""
+
+    type: Literal["error"] = "error"
+    code: str
+    message: str
+
+
+ServerMessage = Annotated[
+    Welcome
+    | TableUpdate
+    | Started
+    | Revealed
+    | Accepted
+    | Hands
+    | RoundClosed
+    | Over
+    | Ping
+    | Error,
+    Field(discriminator="type"),
+]
+
+
+def parse_client(raw: str | bytes) -> BaseModel:
+    """Parse one client message; raises :class:`MalformedError` (codes ``too_big``,
+    ``malformed``, ``unknown_type``) when it is not a valid message."""
+    size = len(raw.encode("utf-8")) if isinstance(raw, str) else len(raw)
+    if size > MAX_MESSAGE_BYTES:
+        raise MalformedError(f"message of {size} bytes; at most {MAX_MESSAGE_BYTES}", "too_big")
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise MalformedError("not JSON", "malformed") from None
+    if not isinstance(data, dict) or not isinstance(data.get("type"), str):
+        raise MalformedError('a message is a JSON object with a string "type"', "malformed")
+    if data["type"] not in CLIENT_TYPES:
+        raise MalformedError(f"unknown message type {data['type']!r}", "unknown_type")
+    try:
+        msg: BaseModel = _client_adapter.validate_python(data)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first["loc"][1:]) or "message"
+        raise MalformedError(f"bad {data['type']} message: {where}: {first['msg']}") from None
+    return msg
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON schema of every message and HTTP body, as written to docs/protocol.schema.json."""
+    http = [TableOptions, CreateTable, JoinTable, Seated, TableInfo, HttpError]
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": f"flyswat protocol {PROTOCOL_VERSION}",
+        "client_message": _client_adapter.json_schema(),
+        "server_message": TypeAdapter(ServerMessage).json_schema(),
+        "http": {m.__name__: m.model_json_schema() for m in http},
+    }
+
+
+def schema_text() -> str:
+    """:func:`json_schema` as the exact text of docs/protocol.schema.json."""
+    return json.dumps(json_schema(), indent=2, sort_keys=True) + "\n"
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.stdout.write(schema_text())
