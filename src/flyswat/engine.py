@@ -12,6 +12,7 @@ is its top (R18); the centre keeps the order in which flies were placed (R11).
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -102,6 +103,13 @@ def _check_seat(rules: Rules, seat: int) -> None:
         raise MalformedError(f"no seat {seat!r} at a table of {rules.seats}", "bad_seat")
 
 
+def _is_reaction_time(ms: object) -> bool:
+    # A float is tolerated: an arbiter's clock may measure fractions of a millisecond.
+    if isinstance(ms, bool) or not isinstance(ms, int | float):
+        return False
+    return 0 <= ms < math.inf
+
+
 class Game:
     """One game in progress, from the deal (R7) to the result (R24).
 
@@ -147,16 +155,22 @@ class Game:
     def _check_deal(self) -> None:
         rules = self.rules
         if len(self.dealt) != rules.seats:
-            raise MalformedError(f"the deal has {len(self.dealt)} piles for {rules.seats} seats")
+            raise MalformedError(
+                f"the deal has {len(self.dealt)} piles for {rules.seats} seats", "bad_deal"
+            )
         if len(self.removed) != rules.remove:
-            raise MalformedError(f"{len(self.removed)} cards removed, rules say {rules.remove}")
+            raise MalformedError(
+                f"{len(self.removed)} cards removed, rules say {rules.remove}", "bad_deal"
+            )
         cards = [*self.removed, *(c for p in self.dealt for c in p)]
-        if len(cards) != 112 or len(set(cards)) != 112:
-            raise MalformedError("removed + deal must hold each of the 112 cards exactly once")
         if not all(isinstance(c, Card) for c in cards):
-            raise MalformedError("the deal must hold Card objects")
+            raise MalformedError("the deal must hold Card objects", "bad_deal")
+        if len(cards) != 112 or len(set(cards)) != 112:
+            raise MalformedError(
+                "removed + deal must hold each of the 112 cards exactly once", "bad_deal"
+            )
         if any(not p for p in self.dealt):
-            raise MalformedError("every seat needs at least one card")
+            raise MalformedError("every seat needs at least one card", "bad_deal")
 
     # -- turns -----------------------------------------------------------------------------
 
@@ -210,6 +224,8 @@ class Game:
     def check_slap(self, seat: int, card: Card) -> Round:
         """The open round if ``seat`` may lay a hand on ``card`` now; raises if not (R16, R21)."""
         _check_seat(self.rules, seat)
+        if not isinstance(card, Card):
+            raise MalformedError(f"not a card: {card!r}", "bad_card")
         r = self.round
         if r is None:
             raise IllegalActionError("no slap round is open", "no_round")
@@ -227,7 +243,12 @@ class Game:
         return r
 
     def slap(self, seat: int, card: Card, ms: int | None = None) -> Slap:
-        """``seat`` lays a hand on ``card``; it stacks on any hands already there (R16, R17)."""
+        """``seat`` lays a hand on ``card``; it stacks on any hands already there (R16, R17).
+
+        ``ms``, the reaction time, is None or a number of milliseconds, at least 0.
+        """
+        if ms is not None and not _is_reaction_time(ms):
+            raise MalformedError(f"a reaction time is a number of ms >= 0, not {ms!r}", "bad_ms")
         r = self.check_slap(seat, card)
         s = Slap(seat, card, ms)
         r.slaps.append(s)
