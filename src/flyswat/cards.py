@@ -29,6 +29,10 @@ class Colour(enum.Enum):
     ORANGE = "O"
     """Orange flies."""
 
+    # Members are singletons compared by identity, so the identity hash is exact; Enum's own
+    # __hash__ is Python code, and colours are dict keys and set members in every hot loop.
+    __hash__ = object.__hash__
+
     @property
     def letter(self) -> str:
         """The one-letter text form: ``"R"``."""
