@@ -3,14 +3,16 @@
 A :class:`View` is built from the game state for one seat (or for a spectator, ``seat=None``)
 and holds no reference to the game: nothing hidden is reachable from it. While the game runs:
 
-- centre, box and every pile's count: everyone (R8, R25);
+- centre, box (the cards that left the game in play) and every pile's count: everyone
+  (R8, R25); of the cards put back unseen before the deal (R6), only how many;
 - the cards of a won pile: its owner only (R25);
 - draw piles: never a card, only counts (R8);
 - an open slap round: its trigger, how many hands each seat has laid, and the seat's own
   hands. Others' hands and the allowed colours are shown when the round resolves, in
   :attr:`View.last_round` — judging the colour is the player's own skill (R14).
 
-When the game is over, everything is revealed: every draw and won pile and the result.
+When the game is over, everything is revealed: every draw and won pile, the removed cards and
+the result.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 
 from flyswat.cards import Card, colour_letters
 from flyswat.engine import Game, Result, Round
+from flyswat.errors import MalformedError
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +81,8 @@ class View:
     result: Result | None
     revealed_draw: tuple[tuple[Card, ...], ...] | None
     revealed_won: tuple[tuple[Card, ...], ...] | None
+    removed: int = 0
+    revealed_removed: tuple[Card, ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict of this view, cards as their text form."""
@@ -106,6 +111,8 @@ class View:
             "result": self.result.to_json() if self.result else None,
             "revealed_draw": None,
             "revealed_won": None,
+            "removed": self.removed,
+            "revealed_removed": None,
         }
         if self.round:
             r = self.round
@@ -129,12 +136,22 @@ class View:
         if self.revealed_draw is not None and self.revealed_won is not None:
             out["revealed_draw"] = [cards(p) for p in self.revealed_draw]
             out["revealed_won"] = [cards(p) for p in self.revealed_won]
+        if self.revealed_removed is not None:
+            out["revealed_removed"] = cards(self.revealed_removed)
         return out
 
 
 def view(game: Game, seat: int | None) -> View:
-    """What ``seat`` may see of ``game`` now (R25); ``None`` for a spectator."""
+    """What ``seat`` may see of ``game`` now (R25); ``None`` for a spectator.
+
+    Raises :class:`MalformedError` (``bad_seat``) for a seat that is not at the table.
+    """
     n = game.rules.seats
+    if seat is not None and (
+        not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < n
+    ):
+        # A negative seat would otherwise index another player's won pile from the end.
+        raise MalformedError(f"no seat {seat!r} at a table of {n}", "bad_seat")
     r = game.round
     open_round = None
     if r is not None:
@@ -154,6 +171,8 @@ def view(game: Game, seat: int | None) -> View:
             last_round = RoundView.of(t.round)
             break
     over = game.over
+    # The box starts with the cards removed unseen before the deal (R6): never shown in play.
+    removed = len(game.removed)
     return View(
         seat=seat,
         seats=n,
@@ -164,7 +183,7 @@ def view(game: Game, seat: int | None) -> View:
         won_counts=tuple(len(p) for p in game.won),
         won=tuple(game.won[seat]) if seat is not None else (),
         centre=tuple(game.centre),
-        box=tuple(game.box),
+        box=tuple(game.box[removed:]),
         last_card=game.turns[-1].card if game.turns else None,
         round=open_round,
         last_round=last_round,
@@ -172,4 +191,6 @@ def view(game: Game, seat: int | None) -> View:
         result=game.result() if over else None,
         revealed_draw=tuple(tuple(p) for p in game.draw) if over else None,
         revealed_won=tuple(tuple(p) for p in game.won) if over else None,
+        removed=removed,
+        revealed_removed=tuple(game.removed) if over else None,
     )
