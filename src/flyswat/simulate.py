@@ -1,0 +1,397 @@
+"""Bot games, many at a time: ``flyswat simulate``, and the pure game loop behind it.
+
+:func:`play_game` plays one whole game between bots from ``(rules, levels, seed)`` alone and
+returns the finished :class:`~flyswat.engine.Game` with its :class:`GameStats`; the same
+arguments always give the same game. :func:`simulate` plays many such games, over several
+processes if asked, with the same results whatever the number of processes. :func:`summarise`
+condenses the stats; :func:`run` is the command-line adapter (clock, files, terminal).
+
+How a bot game is played: on each turn the player to move reveals (bot reveal pauses do not
+change anything here). When a slap round opens, every seat's bot decides from its own view
+(:func:`flyswat.bots.decide`); all planned slaps are applied in the order of their reaction
+times, ties by seat, and only those that arrive before the slap window runs out (R21,
+``ms < slap_window_ms``). Then the round closes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import random
+import sys
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from rich.console import Console, Group, RenderableType
+from rich.progress import MofNCompleteColumn, Progress, TimeElapsedColumn
+from rich.table import Table
+
+from flyswat import bots
+from flyswat.engine import Game
+from flyswat.errors import FlyswatError, MalformedError
+from flyswat.record import to_record, write_record
+from flyswat.rules import Rules
+from flyswat.shuffle import Seed
+from flyswat.view import view
+
+
+@dataclass(frozen=True, slots=True)
+class GameStats:
+    """What one bot game came to. Per-seat tuples are in seat order.
+
+    ``wrong`` counts each seat's hands on flies of a colour that was not allowed (R19);
+    ``late`` its planned hands that came after the slap window closed (R21). ``turns`` is the
+    number of reveals, ``rounds`` the number of slap rounds (R12, R13).
+    """
+
+    start: int
+    levels: tuple[str, ...]
+    points: tuple[int, ...]
+    flies: tuple[int, ...]
+    places: tuple[int, ...]
+    wrong: tuple[int, ...]
+    late: tuple[int, ...]
+    turns: int
+    rounds: int
+
+    def wins(self) -> tuple[float, ...]:
+        """Each seat's share of the win: 1 for a sole winner, 1/k for k seats sharing first."""
+        first = self.places.count(1)
+        return tuple(1.0 / first if place == 1 else 0.0 for place in self.places)
+
+    def position(self, seat: int) -> int:
+        """The seat's position relative to the start player: 0 for the start player (R9)."""
+        return (seat - self.start) % len(self.levels)
+
+
+@dataclass(frozen=True, slots=True)
+class Played:
+    """A finished bot game and its stats."""
+
+    game: Game
+    stats: GameStats
+
+
+def seat_levels(levels: Sequence[str], seats: int) -> tuple[str, ...]:
+    """One level per seat, ``levels`` cycled; raises :class:`MalformedError` if any is unknown."""
+    if not levels:
+        raise MalformedError("give at least one bot level", "bad_level")
+    for level in levels:
+        bots.params(level)
+    return tuple(levels[k % len(levels)] for k in range(seats))
+
+
+def game_seed(seed: Seed, index: int) -> str:
+    """The seed of game number ``index`` of a simulation seeded by ``seed``."""
+    return f"{seed}-{index}"
+
+
+def play_game(
+    rules: Rules, levels: Sequence[str], seed: Seed, *, start: int | None = None
+) -> Played:
+    """Play one whole game between bots, seat ``k`` at level ``levels[k % len(levels)]``.
+
+    Everything follows from the arguments: the deal from ``seed`` (R5); the start player, when
+    ``start`` is None, from a generator seeded by ``f"{seed}:start"`` (R9); seat ``k``'s bot
+    from a generator seeded by ``f"{seed}:bot:{k}"``. Raises :class:`MalformedError` for an
+    unknown level.
+    """
+    per_seat = seat_levels(levels, rules.seats)
+    if start is None:
+        start = random.Random(f"{seed}:start").randrange(rules.seats)
+    rngs = [random.Random(f"{seed}:bot:{k}") for k in range(rules.seats)]
+    game = Game.new(rules, seed, start)
+    wrong = [0] * rules.seats
+    late = [0] * rules.seats
+    rounds = 0
+    while not game.over:
+        game.reveal()
+        if game.round is None:
+            continue
+        rounds += 1
+        allowed = game.round.allowed
+        planned = [
+            (p.ms, seat, p.card)
+            for seat in range(rules.seats)
+            for p in bots.decide(per_seat[seat], view(game, seat), rngs[seat])
+        ]
+        planned.sort(key=lambda x: (x[0], x[1]))
+        for ms, seat, card in planned:
+            if ms >= rules.slap_window_ms:
+                late[seat] += 1
+                continue
+            game.slap(seat, card, ms)
+            if card.colour not in allowed:
+                wrong[seat] += 1
+        game.close_round()
+    result = game.result()
+    stats = GameStats(
+        start=start,
+        levels=per_seat,
+        points=result.points,
+        flies=result.flies,
+        places=result.places,
+        wrong=tuple(wrong),
+        late=tuple(late),
+        turns=len(game.turns),
+        rounds=rounds,
+    )
+    return Played(game, stats)
+
+
+# -- many games ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Chunk:
+    rules: Rules
+    levels: tuple[str, ...]
+    seed: Seed
+    first: int
+    stop: int
+    records: str | None
+    started_at: str
+
+
+def _play_chunk(chunk: _Chunk) -> list[GameStats]:
+    """Play games ``first`` to ``stop - 1``; write their records if asked. Runs in a worker."""
+    out: list[GameStats] = []
+    for index in range(chunk.first, chunk.stop):
+        seed = game_seed(chunk.seed, index)
+        played = play_game(chunk.rules, chunk.levels, seed)
+        if chunk.records is not None:
+            _write(played, seed, Path(chunk.records), chunk.started_at)
+        out.append(played.stats)
+    return out
+
+
+def _write(played: Played, seed: str, folder: Path, started_at: str) -> None:
+    seats = [
+        {"name": f"Bot {k + 1}", "kind": "bot", "level": level}
+        for k, level in enumerate(played.stats.levels)
+    ]
+    record = to_record(played.game, seats, id=seed, started_at=started_at)
+    write_record(record, folder / f"{seed}.json")
+
+
+def simulate(
+    rules: Rules,
+    levels: Sequence[str],
+    seed: Seed,
+    games: int,
+    *,
+    jobs: int = 1,
+    records: Path | None = None,
+    started_at: str = "1970-01-01T00:00:00Z",
+    progress: Callable[[int], None] | None = None,
+) -> list[GameStats]:
+    """Play ``games`` bot games, game ``i`` seeded by :func:`game_seed`, over ``jobs`` processes.
+
+    Returns the stats in game order; they do not depend on ``jobs``. With ``records``, writes
+    each game's record to ``records/<game seed>.json`` (the folder must exist), stamped
+    ``started_at``. ``progress`` is called with the number of games just finished.
+    Raises :class:`MalformedError` for an unknown level or a negative ``games``.
+    """
+    if games < 0:
+        raise MalformedError(f"games must be 0 or more, not {games}", "bad_games")
+    per_seat = seat_levels(levels, rules.seats)
+    folder = None if records is None else str(records)
+    size = max(1, min(200, games // (max(1, jobs) * 8) or 1))
+    chunks = [
+        _Chunk(rules, per_seat, seed, i, min(i + size, games), folder, started_at)
+        for i in range(0, games, size)
+    ]
+    results: dict[int, list[GameStats]] = {}
+    if jobs <= 1:
+        for chunk in chunks:
+            results[chunk.first] = _play_chunk(chunk)
+            if progress:
+                progress(chunk.stop - chunk.first)
+    else:
+        # Not fork: a forked child would inherit the progress bar's thread and locks.
+        methods = multiprocessing.get_all_start_methods()
+        context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+            futures = {pool.submit(_play_chunk, chunk): chunk for chunk in chunks}
+            for future in as_completed(futures):
+                chunk = futures[future]
+                results[chunk.first] = future.result()
+                if progress:
+                    progress(chunk.stop - chunk.first)
+    return [stats for first in sorted(results) for stats in results[first]]
+
+
+# -- summary -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One row of the summary: all seat-games of one seat position, or of one bot level.
+
+    ``win_share`` is wins per seat-game, a shared first place counting as a fraction (R24);
+    ``points``, ``flies`` and ``wrong`` (wrong hands, R19) are means per seat-game.
+    """
+
+    label: str
+    seat_games: int
+    win_share: float
+    points: float
+    flies: float
+    wrong: float
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """What many bot games came to: by seat position from the start player, by bot level, and
+    the games' lengths in turns (reveals) and slap rounds as (mean, least, most)."""
+
+    games: int
+    positions: tuple[Line, ...]
+    levels: tuple[Line, ...]
+    turns: tuple[float, int, int]
+    rounds: tuple[float, int, int]
+
+    def render(self) -> RenderableType:
+        """The summary as rich tables."""
+        table = Table(title=f"{self.games} bot games")
+        for name in ("", "seat-games", "win share", "points", "flies won", "wrong slaps"):
+            table.add_column(name, justify="left" if not name else "right")
+        for title, lines in (("position", self.positions), ("level", self.levels)):
+            table.add_section()
+            for line in lines:
+                table.add_row(
+                    f"{title} {line.label}",
+                    str(line.seat_games),
+                    f"{line.win_share:.1%}",
+                    f"{line.points:.1f}",
+                    f"{line.flies:.1f}",
+                    f"{line.wrong:.2f}",
+                )
+        length = Table(title="game length")
+        for name in ("", "mean", "least", "most"):
+            length.add_column(name, justify="left" if not name else "right")
+        for name, (mean, low, high) in (("turns", self.turns), ("slap rounds", self.rounds)):
+            length.add_row(name, f"{mean:.1f}", str(low), str(high))
+        return Group(table, length)
+
+
+def _position_label(position: int) -> str:
+    return "start" if position == 0 else f"+{position}"
+
+
+def _line(label: str, rows: list[tuple[float, int, int, int]]) -> Line:
+    n = len(rows)
+    win, points, flies, wrong = (sum(r[i] for r in rows) / n for i in range(4))
+    return Line(label, n, win, points, flies, wrong)
+
+
+def _spread(values: list[int]) -> tuple[float, int, int]:
+    return (sum(values) / len(values), min(values), max(values)) if values else (0.0, 0, 0)
+
+
+def summarise(stats: Sequence[GameStats]) -> Summary:
+    """Condense the stats of many games; levels come in the order of :data:`bots.LEVELS`."""
+    positions: dict[int, list[tuple[float, int, int, int]]] = {}
+    levels: dict[str, list[tuple[float, int, int, int]]] = {}
+    for g in stats:
+        for seat, win in enumerate(g.wins()):
+            row = (win, g.points[seat], g.flies[seat], g.wrong[seat])
+            positions.setdefault(g.position(seat), []).append(row)
+            levels.setdefault(g.levels[seat], []).append(row)
+    return Summary(
+        games=len(stats),
+        positions=tuple(_line(_position_label(p), positions[p]) for p in sorted(positions)),
+        levels=tuple(_line(level, levels[level]) for level in bots.LEVELS if level in levels),
+        turns=_spread([g.turns for g in stats]),
+        rounds=_spread([g.rounds for g in stats]),
+    )
+
+
+def save_plot(stats: Sequence[GameStats], summary: Summary, path: Path) -> None:
+    """Write a figure of the score distributions and the win shares to ``path`` (PNG)."""
+    from matplotlib.figure import Figure  # draws with Agg: no display, no pyplot state
+
+    fig = Figure(figsize=(15, 4.5), layout="constrained")
+    by_position, by_level, shares = fig.subplots(1, 3)
+    bins = list(range(0, max((p for g in stats for p in g.points), default=0) + 6, 5))
+    groups: tuple[dict[str, list[int]], dict[str, list[int]]] = ({}, {})
+    for g in stats:
+        for seat, points in enumerate(g.points):
+            groups[0].setdefault(_position_label(g.position(seat)), []).append(points)
+            groups[1].setdefault(g.levels[seat], []).append(points)
+    for ax, title, group, rows in (
+        (by_position, "points by seat position", groups[0], summary.positions),
+        (by_level, "points by bot level", groups[1], summary.levels),
+    ):
+        for row in rows:
+            ax.hist(group[row.label], bins=bins, histtype="step", density=True, label=row.label)
+        ax.set(title=title, xlabel="points", ylabel="density")
+        ax.legend()
+    lines = [*summary.positions, *summary.levels]
+    labels = [f"pos {x.label}" for x in summary.positions] + [x.label for x in summary.levels]
+    colours = ["tab:blue"] * len(summary.positions) + ["tab:orange"] * len(summary.levels)
+    shares.bar(labels, [x.win_share for x in lines], color=colours)
+    shares.set(title="win share per seat-game", ylabel="wins per seat-game")
+    shares.tick_params(axis="x", labelrotation=30)
+    fig.savefig(path, format="png", dpi=100)
+
+
+# -- the command line ------------------------------------------------------------------------
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``flyswat simulate``."""
+    parser.add_argument("--games", type=int, default=100, help="games to play (default 100)")
+    parser.add_argument("--seats", type=int, default=4, help="players per game, 2-8 (default 4)")
+    parser.add_argument(
+        "--bots",
+        default="normal",
+        help=f"comma-separated level per seat, cycled: {', '.join(bots.LEVELS)} (default normal)",
+    )
+    parser.add_argument("--seed", default="1", help="the simulation's seed (default 1)")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument("--remove", type=int, default=0, help="cards removed unseen (R6)")
+    parser.add_argument("--records", type=Path, help="write one game record per game here")
+    parser.add_argument("--plot", type=Path, help="write a figure of the results (PNG)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``flyswat simulate``: play, print the summary, write records and plot if asked.
+
+    Returns 0, or 2 with a message on standard error for a bad option or an unwritable path.
+    """
+    try:
+        rules = Rules(seats=args.seats, remove=args.remove)
+        levels = [s.strip() for s in args.bots.split(",") if s.strip()]
+        seat_levels(levels, rules.seats)
+        if args.jobs < 1:
+            raise MalformedError(f"jobs must be 1 or more, not {args.jobs}", "bad_jobs")
+        if args.records is not None:
+            args.records.mkdir(parents=True, exist_ok=True)
+        started_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        columns = (*Progress.get_default_columns(), MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=Console(stderr=True)) as bar:
+            task = bar.add_task("playing", total=args.games)
+            stats = simulate(
+                rules,
+                levels,
+                args.seed,
+                args.games,
+                jobs=args.jobs,
+                records=args.records,
+                started_at=started_at,
+                progress=lambda n: bar.advance(task, n),
+            )
+    except (FlyswatError, OSError) as e:
+        print(f"flyswat simulate: {e}", file=sys.stderr)
+        return 2
+    summary = summarise(stats)
+    console = Console()
+    console.print(summary.render())
+    if args.plot is not None:
+        save_plot(stats, summary, args.plot)
+        console.print(f"figure written to {args.plot}")
+    return 0
