@@ -1,0 +1,42 @@
+// The end of a game: places (ties shared, R24), points, flies won, and the way to the replay.
+
+import { t } from "./i18n.js";
+import { SEAT_COLOURS } from "./table.js";
+import { esc } from "./ui.js";
+
+/** The end screen's HTML for the page state s and the scene sc (which holds the result). */
+export function endHtml(s, sc) {
+  const res = sc.result;
+  if (!res) return "";
+  const order = res.places.map((place, seat) => ({ place, seat })).sort((a, b) => a.place - b.place || a.seat - b.seat);
+  const shared = (place) => res.places.filter((p) => p === place).length > 1;
+  const rows = order
+    .map(({ place, seat }) => {
+      const name = sc.seats[seat].name || t("seat.empty", { n: seat + 1 });
+      const you = seat === sc.me ? ` <em>(${esc(t("seat.you"))})</em>` : "";
+      return `<tr class="${place === 1 ? "first" : ""}" data-seat="${seat}">
+        <td class="place">${esc(t("end.place", { n: place }))}${shared(place) ? ` <small>${esc(t("end.tie"))}</small>` : ""}</td>
+        <td><span class="seat-no" style="background:${SEAT_COLOURS[seat % SEAT_COLOURS.length]}">${seat + 1}</span> ${esc(name)}${you}</td>
+        <td class="num points">${res.points[seat]}</td><td class="num flies">${res.flies[seat]}</td></tr>`;
+    })
+    .join("");
+  const winners = order.filter((o) => o.place === 1).map((o) => sc.seats[o.seat].name || t("seat.empty", { n: o.seat + 1 }));
+  const headline =
+    winners.length > 1 ? t("end.sharedWin", { names: winners.join(", ") }) : t("end.winner", { name: winners[0] });
+  return `<div class="end" role="dialog" aria-modal="true" aria-labelledby="end-title">
+    <div class="card-box">
+      <h1 id="end-title">${esc(t("end.title"))}</h1>
+      <p class="headline">${esc(headline)}</p>
+      <table class="scores">
+        <thead><tr><th>${esc(t("end.placeHead"))}</th><th>${esc(t("end.player"))}</th>
+          <th class="num">${esc(t("end.points"))}</th><th class="num">${esc(t("end.flies"))}</th></tr></thead>
+        <tbody>${rows}</tbody>
+      </table>
+      <div class="row">
+        ${s.recordUrl ? `<button class="btn big" data-action="replay">${esc(t("end.replay"))}</button>` : ""}
+        <button class="btn secondary" data-action="close-end">${esc(t("end.close"))}</button>
+        <button class="btn secondary" data-action="home">${esc(t("end.newGame"))}</button>
+      </div>
+    </div>
+  </div>`;
+}

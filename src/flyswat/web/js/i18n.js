@@ -1,0 +1,76 @@
+// Translations: one strings file per language in ../i18n/<lang>.json, no strings in code.
+// t("key", {name: "Ana"}) fills {name}; elements with data-i18n="key" are filled by apply().
+
+export const LANGUAGES = ["en", "pt", "es", "vi", "de"];
+const STORE_KEY = "flyswat.lang";
+
+let strings = {};
+let fallback = {};
+let current = "en";
+const listeners = [];
+
+async function load(lang) {
+  const res = await fetch(new URL(`../i18n/${lang}.json`, import.meta.url));
+  if (!res.ok) throw new Error(`no strings for ${lang}`);
+  return res.json();
+}
+
+/** The language to start with: the saved choice, else the browser's, else English. */
+export function preferredLanguage() {
+  const saved = localStorage.getItem(STORE_KEY);
+  if (saved && LANGUAGES.includes(saved)) return saved;
+  for (const tag of navigator.languages || [navigator.language || "en"]) {
+    const base = String(tag).toLowerCase().split("-")[0];
+    if (LANGUAGES.includes(base)) return base;
+  }
+  return "en";
+}
+
+export function language() {
+  return current;
+}
+
+/** Switch language: load its strings, remember the choice, re-apply the page. */
+export async function setLanguage(lang) {
+  if (!LANGUAGES.includes(lang)) lang = "en";
+  if (!Object.keys(fallback).length) fallback = await load("en");
+  strings = lang === "en" ? fallback : await load(lang);
+  current = lang;
+  localStorage.setItem(STORE_KEY, lang);
+  document.documentElement.lang = lang;
+  apply(document);
+  for (const fn of listeners) fn(lang);
+}
+
+/** Call fn(lang) after every language switch. */
+export function onLanguage(fn) {
+  listeners.push(fn);
+}
+
+/** The string for key in the current language, with {placeholders} filled in. */
+export function t(key, params = {}) {
+  let s = strings[key] ?? fallback[key];
+  if (s === undefined) return key;
+  return s.replace(/\{(\w+)\}/g, (m, name) => (name in params ? String(params[name]) : m));
+}
+
+/** Does the current language (or English) have this key? */
+export function has(key) {
+  return key in strings || key in fallback;
+}
+
+/** Fill every [data-i18n] (text), [data-i18n-title], [data-i18n-placeholder], [data-i18n-aria] under root. */
+export function apply(root) {
+  for (const el of root.querySelectorAll("[data-i18n]")) el.textContent = t(el.dataset.i18n);
+  for (const el of root.querySelectorAll("[data-i18n-title]")) el.title = t(el.dataset.i18nTitle);
+  for (const el of root.querySelectorAll("[data-i18n-placeholder]"))
+    el.placeholder = t(el.dataset.i18nPlaceholder);
+  for (const el of root.querySelectorAll("[data-i18n-aria]"))
+    el.setAttribute("aria-label", t(el.dataset.i18nAria));
+}
+
+/** A card's accessible name: "red 3", "swatter". */
+export function cardName(text) {
+  if (text.startsWith("S-")) return t("card.swatter");
+  return t("card.fly", { colour: t(`colour.${text[0]}`), value: text[1] });
+}

@@ -1,0 +1,76 @@
+// The lobby of a table: who is seated and ready, the share link, join, ready, start.
+
+import { t } from "./i18n.js";
+import { SEAT_COLOURS } from "./table.js";
+import { esc } from "./ui.js";
+
+function playerRow(p, mySeat) {
+  const colour = SEAT_COLOURS[p.seat % SEAT_COLOURS.length];
+  const pills = [];
+  if (p.host) pills.push(`<span class="pill">${esc(t("lobby.host"))}</span>`);
+  if (p.kind === "bot") pills.push(`<span class="pill bot">${esc(t("seat.bot", { level: t(`level.${p.level || "normal"}`) }))}</span>`);
+  else if (!p.joined) pills.push(`<span class="pill">${esc(t("lobby.free"))}</span>`);
+  else {
+    pills.push(
+      p.ready || p.host
+        ? `<span class="pill ready">${esc(t("lobby.ready"))}</span>`
+        : `<span class="pill waiting">${esc(t("lobby.notReady"))}</span>`,
+    );
+    if (!p.connected) pills.push(`<span class="pill">${esc(t("seat.offline"))}</span>`);
+  }
+  const name = p.name || t("seat.empty", { n: p.seat + 1 });
+  const you = p.seat === mySeat ? ` <em>(${esc(t("seat.you"))})</em>` : "";
+  return `<li class="${p.kind === "human" && !p.joined ? "free" : ""}" style="--seat:${colour}" data-seat="${p.seat}">
+    <span class="seat-no" style="background:${colour}">${p.seat + 1}</span>
+    <span class="who">${esc(name)}${you}</span>${pills.join("")}</li>`;
+}
+
+/** The lobby's HTML for the page state s (table, seat). */
+export function lobbyHtml(s) {
+  const tb = s.table;
+  const link = `${location.origin}${location.pathname}?table=${tb.code}`;
+  const players = tb.players;
+  const me = s.seat;
+  const mine = me === null ? null : players[me];
+  const freeHuman = players.some((p) => p.kind === "human" && !p.joined);
+  const allIn = players.every((p) => p.kind === "bot" || (p.joined && (p.ready || p.host)));
+  let actions = "";
+  if (tb.state !== "lobby") {
+    actions = `<p class="muted">${esc(t(`state.${tb.state}`))}</p>`;
+  } else if (mine === null) {
+    actions = freeHuman
+      ? `<form id="join-seat" class="row" autocomplete="off">
+          <input name="name" required maxlength="32" value="${esc(localStorage.getItem("flyswat.name") || "")}"
+            placeholder="${esc(t("home.namePlaceholder"))}" aria-label="${esc(t("home.name"))}">
+          <button class="btn big" type="submit">${esc(t("lobby.join"))}</button></form>`
+      : `<p class="muted">${esc(t("lobby.full"))}</p>`;
+  } else {
+    const ready = mine.ready;
+    actions = `<div class="row">
+      ${mine.host ? "" : `<button class="btn big ${ready ? "secondary" : ""}" data-action="ready" data-ready="${ready}">${esc(t(ready ? "lobby.notReadyButton" : "lobby.readyButton"))}</button>`}
+      ${mine.host ? `<button class="btn big" data-action="start" ${allIn ? "" : "disabled"}>${esc(t("lobby.start"))}</button>` : ""}
+      <span class="muted">${esc(t(allIn ? (mine.host ? "lobby.canStart" : "lobby.waitHost") : "lobby.waiting"))}</span>
+    </div>`;
+  }
+  const o = tb.options;
+  const facts = [
+    t("lobby.factSeats", { n: o.seats }),
+    t("lobby.factHands", { n: o.seats >= 5 ? 1 : 2 }),
+    t("lobby.factCards", { n: 112 - o.remove }),
+    t("lobby.factWindow", { s: (o.slap_window_ms / 1000).toFixed(1) }),
+  ];
+  return `<div class="page lobby">
+    <section class="card-box">
+      <h1>${esc(t("lobby.title", { code: tb.code }))}</h1>
+      <p class="muted">${esc(facts.join(" · "))}</p>
+      <label class="field"><span>${esc(t("lobby.share"))}</span>
+        <span class="share"><input id="share-link" readonly value="${esc(link)}">
+        <button class="btn secondary" data-action="copy" type="button">${esc(t("lobby.copy"))}</button></span></label>
+    </section>
+    <section class="card-box">
+      <h2>${esc(t("lobby.players"))}</h2>
+      <ul class="seat-list">${players.map((p) => playerRow(p, me)).join("")}</ul>
+    </section>
+    <section class="card-box">${actions}</section>
+  </div>`;
+}

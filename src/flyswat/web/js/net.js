@@ -1,0 +1,136 @@
+// Talking to the server (docs/PROTOCOL.md): HTTP for tables and records, one WebSocket
+// per table that reconnects by itself with the seat token.
+
+const TOKENS_KEY = "flyswat.seats";
+
+/** An error from the server: code is the protocol's error code. */
+export class ServerError extends Error {
+  constructor(code, message) {
+    super(message || code);
+    this.code = code;
+  }
+}
+
+async function request(method, path, body) {
+  let res;
+  try {
+    res = await fetch(path, {
+      method,
+      headers: body ? { "content-type": "application/json" } : {},
+      body: body ? JSON.stringify(body) : undefined,
+    });
+  } catch {
+    throw new ServerError("network");
+  }
+  let data = null;
+  try {
+    data = await res.json();
+  } catch {
+    data = null;
+  }
+  if (!res.ok) throw new ServerError(data?.error || "http", data?.message);
+  return data;
+}
+
+export const api = {
+  createTable: (options) => request("POST", "/api/tables", options),
+  joinTable: (code, name) => request("POST", `/api/tables/${encodeURIComponent(code)}/join`, { name }),
+  table: (code) => request("GET", `/api/tables/${encodeURIComponent(code)}`),
+  tables: () => request("GET", "/api/tables"),
+  record: (url) => request("GET", url),
+};
+
+/** The seats this browser holds, by table code: {seat, token, host, name}. */
+export function savedSeat(code) {
+  try {
+    return JSON.parse(localStorage.getItem(TOKENS_KEY) || "{}")[code] || null;
+  } catch {
+    return null;
+  }
+}
+
+export function saveSeat(code, seated) {
+  let all = {};
+  try {
+    all = JSON.parse(localStorage.getItem(TOKENS_KEY) || "{}");
+  } catch {
+    all = {};
+  }
+  all[code] = seated;
+  localStorage.setItem(TOKENS_KEY, JSON.stringify(all));
+}
+
+/**
+ * One table's WebSocket. Sends hello (with the token, if any) on every (re)connection,
+ * answers pings, and calls onMessage(msg) for everything else; onStatus("open"|"closed").
+ * Reconnects after a drop with a growing pause, until close() is called.
+ */
+export class Connection {
+  constructor(code, token, { onMessage, onStatus }) {
+    this.code = code;
+    this.token = token;
+    this.onMessage = onMessage;
+    this.onStatus = onStatus;
+    this.closed = false;
+    this.attempt = 0;
+    this.ws = null;
+    this.open();
+  }
+
+  url() {
+    const proto = location.protocol === "https:" ? "wss:" : "ws:";
+    return `${proto}//${location.host}/ws/${encodeURIComponent(this.code)}`;
+  }
+
+  open() {
+    const ws = new WebSocket(this.url());
+    this.ws = ws;
+    ws.onopen = () => {
+      this.attempt = 0;
+      ws.send(JSON.stringify(this.token ? { type: "hello", token: this.token } : { type: "hello" }));
+      this.onStatus("open");
+    };
+    ws.onmessage = (ev) => {
+      let msg;
+      try {
+        msg = JSON.parse(ev.data);
+      } catch {
+        return;
+      }
+      if (msg.type === "ping") {
+        this.send({ type: "pong", id: msg.id });
+        return;
+      }
+      this.onMessage(msg);
+    };
+    ws.onclose = () => {
+      if (this.ws !== ws) return;
+      this.onStatus("closed");
+      if (this.closed) return;
+      const pause = Math.min(5000, 300 * 2 ** this.attempt++);
+      this.timer = setTimeout(() => this.open(), pause);
+    };
+  }
+
+  /** Send a message; false when the socket is not open (the caller may say so). */
+  send(msg) {
+    if (!this.ws || this.ws.readyState !== WebSocket.OPEN) return false;
+    this.ws.send(JSON.stringify(msg));
+    return true;
+  }
+
+  /** Reconnect now as another identity (after joining a seat). */
+  reconnectWith(token) {
+    this.token = token;
+    const old = this.ws;
+    this.ws = null;
+    if (old) old.close();
+    this.open();
+  }
+
+  close() {
+    this.closed = true;
+    clearTimeout(this.timer);
+    if (this.ws) this.ws.close();
+  }
+}

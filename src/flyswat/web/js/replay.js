@@ -1,0 +1,239 @@
+// The replay viewer: any record (shared/RECORD.md), from the server or from a file,
+// stepped or played reveal by reveal, with every slap round's hands on the flies.
+
+import { replay } from "./engine.js";
+import { cardName, t } from "./i18n.js";
+import { api } from "./net.js";
+import { fitCentre, renderTable, SEAT_COLOURS } from "./table.js";
+import { esc, errorText, toast, typing } from "./ui.js";
+
+const STEP_MS = 900;
+
+const ICONS = {
+  first: "M6 5h2v14H6zM20 5v14L9 12z",
+  prev: "M18 5v14L7 12z",
+  play: "M7 5v14l12-7z",
+  pause: "M6 5h4v14H6zM14 5h4v14h-4z",
+  next: "M6 5v14l11-7z",
+  last: "M16 5h2v14h-2zM4 5v14l11-7z",
+};
+const icon = (name) =>
+  `<svg viewBox="0 0 24 24" width="20" height="20" aria-hidden="true"><path d="${ICONS[name]}" fill="currentColor"/></svg>`;
+
+function frameText(rec, f) {
+  const name = (seat) => rec.seats[seat]?.name || t("seat.empty", { n: seat + 1 });
+  if (f.kind === "deal") return t("replay.deal", { name: name(rec.start ?? 0) });
+  const args = { name: name(f.seat), card: cardName(f.card), n: f.turn + 1 };
+  if (f.kind === "place") return t("replay.placed", args);
+  if (f.kind === "trigger") return t(f.allowed.length ? "replay.trigger" : "replay.triggerEmpty", args);
+  return t("replay.resolved", args);
+}
+
+function sceneOf(rec, f, last, result) {
+  return {
+    live: false,
+    seats: rec.seats.map((p, i) => ({
+      name: p.name,
+      kind: p.kind,
+      level: p.level,
+      draw: f.draw[i],
+      won: f.won[i],
+      points: f.points[i],
+    })),
+    me: null,
+    hands: rec.rules.hands,
+    toMove: f.kind === "deal" ? f.toMove : f.seat,
+    turnLabel: f.kind === "deal" ? null : "replay.revealer",
+    centre: f.centre,
+    fresh: f.kind === "place" ? f.card : null,
+    trigger: f.trigger ? { card: f.trigger, seat: f.seat } : null,
+    roundOpen: f.kind === "trigger",
+    laid: null,
+    mine: [],
+    resolved: f.kind === "resolve" ? { allowed: f.allowed, won: f.wonCards, penalties: f.penalties } : null,
+    canReveal: false,
+    over: last && f.over,
+    result: last && f.over ? result : null,
+  };
+}
+
+function resultHtml(rec, result) {
+  const order = result.places.map((place, seat) => ({ place, seat })).sort((a, b) => a.place - b.place || a.seat - b.seat);
+  return `<table class="scores"><thead><tr><th>${esc(t("end.placeHead"))}</th><th>${esc(t("end.player"))}</th>
+    <th class="num">${esc(t("end.points"))}</th><th class="num">${esc(t("end.flies"))}</th></tr></thead><tbody>${order
+      .map(
+        ({ place, seat }) => `<tr class="${place === 1 ? "first" : ""}"><td class="place">${esc(t("end.place", { n: place }))}</td>
+        <td><span class="seat-no" style="background:${SEAT_COLOURS[seat % 8]}">${seat + 1}</span> ${esc(rec.seats[seat].name)}</td>
+        <td class="num">${result.points[seat]}</td><td class="num">${result.flies[seat]}</td></tr>`,
+      )
+      .join("")}</tbody></table>`;
+}
+
+export function replayPage(app, url) {
+  let rec = null;
+  let game = null;
+  let i = 0;
+  let playing = false;
+  let timer = null;
+  let speed = 1;
+
+  function pickerHtml() {
+    return `<div class="page"><section class="card-box">
+      <h1>${esc(t("replay.title"))}</h1>
+      <p class="muted">${esc(t("replay.intro"))}</p>
+      <label class="field"><span>${esc(t("replay.file"))}</span>
+        <input type="file" id="record-file" accept=".json,application/json"></label>
+      <p class="muted" id="replay-error"></p>
+    </section></div>`;
+  }
+
+  function showPicker(errorKey) {
+    stop();
+    app.innerHTML = pickerHtml();
+    if (errorKey) app.querySelector("#replay-error").textContent = t(errorKey);
+    app.querySelector("#record-file").addEventListener("change", async (ev) => {
+      const file = ev.target.files[0];
+      if (!file) return;
+      try {
+        load(JSON.parse(await file.text()));
+      } catch (err) {
+        showPicker(err instanceof SyntaxError ? "replay.error.json" : err.message);
+      }
+    });
+  }
+
+  function load(record) {
+    game = replay(record);
+    rec = record;
+    i = 0;
+    app.innerHTML = `<div class="table-page replay">
+      <div class="replay-controls">
+        <button class="btn secondary" data-step="first" aria-label="${esc(t("replay.first"))}" title="${esc(t("replay.first"))}">${icon("first")}</button>
+        <button class="btn secondary" data-step="prev" aria-label="${esc(t("replay.prev"))}" title="${esc(t("replay.prev"))}">${icon("prev")}</button>
+        <button class="btn" data-step="play" aria-label="${esc(t("replay.play"))}" title="${esc(t("replay.play"))}">${icon("play")}</button>
+        <button class="btn secondary" data-step="next" aria-label="${esc(t("replay.next"))}" title="${esc(t("replay.next"))}">${icon("next")}</button>
+        <button class="btn secondary" data-step="last" aria-label="${esc(t("replay.last"))}" title="${esc(t("replay.last"))}">${icon("last")}</button>
+        <select id="speed" aria-label="${esc(t("replay.speed"))}">
+          ${[0.5, 1, 2, 4].map((x) => `<option value="${x}" ${x === speed ? "selected" : ""}>${x}×</option>`).join("")}
+        </select>
+        <input type="range" id="scrub" min="0" max="${game.frames.length - 1}" value="0" aria-label="${esc(t("replay.position"))}">
+        <span class="step-info" id="step-info"></span>
+      </div>
+      <div class="replay-note" id="replay-note"></div>
+      <div class="replay-text" id="replay-text"></div>
+      <div class="replay-table" id="replay-table"></div>
+    </div>`;
+    const note = app.querySelector("#replay-note");
+    if (game.problems.length) {
+      note.classList.add("bad");
+      note.textContent = t("replay.problems", { n: game.problems[0].turn + 1 });
+    } else {
+      note.textContent = t("replay.ok", { seats: rec.rules.seats, turns: rec.turns.length, id: rec.id ?? "" });
+    }
+    app.querySelector(".replay-controls").addEventListener("click", (ev) => {
+      const b = ev.target.closest("[data-step]");
+      if (!b) return;
+      const what = b.dataset.step;
+      if (what === "play") return playing ? stop() : play();
+      stop();
+      if (what === "first") show(0);
+      else if (what === "prev") show(i - 1);
+      else if (what === "next") show(i + 1);
+      else if (what === "last") show(game.frames.length - 1);
+    });
+    app.querySelector("#scrub").addEventListener("input", (ev) => {
+      stop();
+      show(Number(ev.target.value));
+    });
+    app.querySelector("#speed").addEventListener("change", (ev) => (speed = Number(ev.target.value)));
+    show(0);
+  }
+
+  function show(k) {
+    if (!game) return;
+    i = Math.max(0, Math.min(game.frames.length - 1, k));
+    const f = game.frames[i];
+    const last = i === game.frames.length - 1;
+    const holder = app.querySelector("#replay-table");
+    renderTable(holder, sceneOf(rec, f, last, game.result));
+    if (last && f.over) holder.querySelector(".felt").insertAdjacentHTML("beforeend", `<div class="final">${resultHtml(rec, game.result)}</div>`);
+    fitCentre(holder);
+    app.querySelector("#scrub").value = String(i);
+    app.querySelector("#step-info").textContent = t("replay.step", { i: i + 1, n: game.frames.length });
+    app.querySelector("#replay-text").textContent = frameText(rec, f);
+    app.querySelector("[data-step=play]").innerHTML = icon(playing ? "pause" : "play");
+  }
+
+  function play() {
+    if (!game) return;
+    if (i >= game.frames.length - 1) i = 0;
+    playing = true;
+    const tick = () => {
+      if (!playing) return;
+      if (i >= game.frames.length - 1) return stop();
+      show(i + 1);
+      const kind = game.frames[i].kind;
+      timer = setTimeout(tick, (kind === "resolve" || kind === "trigger" ? 2 * STEP_MS : STEP_MS) / speed);
+    };
+    show(i);
+    timer = setTimeout(tick, STEP_MS / speed);
+  }
+
+  function stop() {
+    playing = false;
+    clearTimeout(timer);
+    const b = app.querySelector("[data-step=play]");
+    if (b) b.innerHTML = icon("play");
+  }
+
+  function onKey(ev) {
+    if (!game || typing(ev)) return;
+    if (ev.key === "ArrowRight") (stop(), show(i + 1));
+    else if (ev.key === "ArrowLeft") (stop(), show(i - 1));
+    else if (ev.key === "Home") (stop(), show(0));
+    else if (ev.key === "End") (stop(), show(game.frames.length - 1));
+    else if (ev.key === " ") {
+      ev.preventDefault();
+      if (playing) stop();
+      else play();
+    } else return;
+  }
+  document.addEventListener("keydown", onKey);
+  const onResize = () => fitCentre(app);
+  window.addEventListener("resize", onResize);
+
+  if (url) {
+    app.innerHTML = `<div class="page"><p class="muted">${esc(t("replay.loading"))}</p></div>`;
+    let target;
+    try {
+      target = new URL(url, location.href);
+    } catch {
+      target = null;
+    }
+    if (!target || target.origin !== location.origin) showPicker("replay.error.url");
+    else
+      api
+        .record(target.pathname + target.search)
+        .then(load)
+        .catch((err) => {
+          if (err.code) {
+            toast(errorText(err.code), "error");
+            showPicker(null);
+          } else showPicker(err.message);
+        });
+  } else showPicker(null);
+
+  return {
+    relabel() {
+      if (!game) return showPicker(null);
+      const k = i;
+      load(rec);
+      show(k);
+    },
+    leave() {
+      stop();
+      document.removeEventListener("keydown", onKey);
+      window.removeEventListener("resize", onResize);
+    },
+  };
+}

@@ -1,0 +1,210 @@
+// The table, drawn from a "scene": the same picture for a live game and for a replay.
+//
+// scene = {
+//   seats: [{name, kind, level, draw, won, points?, ready?, online?}], me: seat|null,
+//   hands, toMove, centre: [{card, hands: [seat…], outcome: null|"won"|"wrong"}],
+//   fresh: card|null (just placed), trigger: {card, seat}|null, roundOpen, laid: [n…]|null,
+//   mine: [card…] (my hands this round), resolved: {allowed, won, penalties}|null,
+//   canReveal, over, result|null, live: bool
+// }
+
+import { backSvg, cardSvg, colourBadge, parseCard } from "./cards.js";
+import { cardName, t } from "./i18n.js";
+
+/** The key shown on each centre fly, by position: digits first, then letters. */
+export const FLY_KEYS = "1234567890qwertyuiopasdfghjklzxcvbnm".split("");
+
+export const SEAT_COLOURS = [
+  "#1b3a5c", "#8a3b12", "#00796b", "#6a1b9a", "#4e5d6c", "#5b6b1f", "#b0306b", "#222222",
+];
+
+const esc = (s) =>
+  String(s).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+
+/** A hand icon in the seat's colour with its number. */
+export function handSvg(seat, label = "") {
+  const fill = SEAT_COLOURS[seat % SEAT_COLOURS.length];
+  return `<svg class="hand" viewBox="0 0 40 44" role="img"><title>${esc(label)}</title>
+    <path d="M10,40C5,34 3,27 4,22c1,-3 4,-3 5,0l2,5V8c0,-3 4,-3 4,0v12V5c0,-3 4,-3 4,0v15V6c0,-3 4,-3 4,0v14V10c0,-3 4,-3 4,0v18c0,6 -2,9 -5,12Z"
+      fill="${fill}" stroke="#fff" stroke-width="2" stroke-linejoin="round"/>
+    <text x="20" y="35" font-size="11" font-weight="800" fill="#fff" text-anchor="middle">${seat + 1}</text>
+  </svg>`;
+}
+
+function seatLabel(scene, i) {
+  const s = scene.seats[i];
+  return s.name || t("seat.empty", { n: i + 1 });
+}
+
+function seatPanel(scene, i) {
+  const s = scene.seats[i];
+  const classes = ["seat"];
+  if (i === scene.toMove && !scene.over) classes.push("to-move");
+  if (i === scene.me) classes.push("me");
+  if (s.online === false) classes.push("offline");
+  const kind =
+    s.kind === "bot"
+      ? `<span class="tag bot">${esc(t("seat.bot", { level: t(`level.${s.level || "normal"}`) }))}</span>`
+      : s.online === false
+        ? `<span class="tag off">${esc(t("seat.offline"))}</span>`
+        : "";
+  const laid = scene.laid ? scene.laid[i] : 0;
+  const handsRow =
+    scene.roundOpen && laid
+      ? `<span class="laid" title="${esc(t("seat.laid", { n: laid }))}">${handSvg(i).repeat(laid)}</span>`
+      : "";
+  const points =
+    s.points !== undefined && s.points !== null
+      ? `<span class="pts">${esc(t("seat.points", { n: s.points }))}</span>`
+      : "";
+  return `<div class="${classes.join(" ")}" data-seat="${i}" style="--seat:${SEAT_COLOURS[i % SEAT_COLOURS.length]}">
+    <div class="seat-head">
+      <span class="seat-no">${i + 1}</span>
+      <span class="seat-name">${esc(seatLabel(scene, i))}${i === scene.me ? ` <em>(${esc(t("seat.you"))})</em>` : ""}</span>
+      ${kind}
+    </div>
+    <div class="piles">
+      <span class="pile draw" title="${esc(t("seat.drawTitle"))}">
+        <span class="mini-back">${backSvg()}</span>
+        <span class="pile-n"><b class="count-draw">${s.draw}</b><small>${esc(t("seat.draw"))}</small></span>
+      </span>
+      <span class="pile won" title="${esc(t("seat.wonTitle"))}">
+        <span class="won-icon" aria-hidden="true">★</span>
+        <span class="pile-n"><b class="count-won">${s.won}</b><small>${esc(t("seat.won"))}</small></span>
+      </span>
+      ${points}
+    </div>
+    ${i === scene.toMove && !scene.over ? `<div class="turn-flag">${esc(t(scene.turnLabel || (i === scene.me ? "table.yourTurn" : "seat.toMove")))}</div>` : ""}
+    ${handsRow}
+  </div>`;
+}
+
+function centreCard(scene, entry, k) {
+  const { card, hands = [], outcome = null } = entry;
+  const name = cardName(card);
+  const key = FLY_KEYS[k];
+  const classes = ["fly-card"];
+  if (scene.fresh === card) classes.push("fresh");
+  if (outcome) classes.push(outcome);
+  const mine = scene.mine && scene.mine.includes(card);
+  if (mine) classes.push("mine");
+  if (scene.roundOpen && scene.me !== null && !scene.over) classes.push("slappable");
+  const stack = hands
+    .map((seat, j) => `<span class="stacked" style="--j:${j}">${handSvg(seat, seatLabel(scene, seat))}</span>`)
+    .join("");
+  const mark =
+    outcome === "won"
+      ? `<span class="outcome won-mark">${esc(t("table.wonBy", { name: seatLabel(scene, hands[0]) }))}</span>`
+      : outcome === "wrong"
+        ? `<span class="outcome wrong-mark">${esc(t("table.wrong"))}</span>`
+        : "";
+  const myHand = mine && !hands.length ? `<span class="stacked" style="--j:0">${handSvg(scene.me)}</span>` : "";
+  return `<button class="${classes.join(" ")}" data-card="${card}" data-index="${k}"
+      aria-label="${esc(key ? t("table.slapKey", { card: name, key: key.toUpperCase() }) : name)}">
+    ${cardSvg(card, name)}
+    ${key ? `<kbd class="key">${key.toUpperCase()}</kbd>` : ""}
+    <span class="hands-stack">${stack}${myHand}</span>
+    ${mark}
+  </button>`;
+}
+
+function triggerZone(scene) {
+  if (!scene.trigger) return `<div class="trigger-zone empty"></div>`;
+  const c = parseCard(scene.trigger.card);
+  const label = c.swatter ? t("table.swatter") : t("table.fifthColour");
+  const who = seatLabel(scene, scene.trigger.seat);
+  return `<div class="trigger-zone ${scene.roundOpen ? "open" : "closed"} ${c.swatter ? "swat" : "fifth"}">
+    <div class="trigger-card">${cardSvg(scene.trigger.card, cardName(scene.trigger.card))}</div>
+    <div class="trigger-text"><strong>${esc(label)}</strong><span>${esc(t("table.revealedBy", { name: who }))}</span></div>
+  </div>`;
+}
+
+function resolvedPanel(scene) {
+  const r = scene.resolved;
+  if (!r) return "";
+  const allowed = r.allowed.length
+    ? r.allowed.map((c) => `${colourBadge(c, t(`colour.${c}`))}`).join("")
+    : `<em>${esc(t("table.emptyCentre"))}</em>`;
+  const lines = [];
+  for (const w of r.won)
+    lines.push(`<li class="ev-won">${handSvg(w.seat)} ${esc(t("table.eventWon", { name: seatLabel(scene, w.seat), card: cardName(w.card) }))}</li>`);
+  for (const p of r.penalties)
+    lines.push(`<li class="ev-pen">${handSvg(p.seat)} ${esc(t("table.eventPenalty", { name: seatLabel(scene, p.seat), card: cardName(p.card) }))}</li>`);
+  if (!lines.length) lines.push(`<li class="ev-none">${esc(t("table.eventNone"))}</li>`);
+  return `<div class="resolved">
+    <div class="allowed"><span>${esc(t("table.allowed"))}</span>${allowed}</div>
+    <ul class="events">${lines.join("")}</ul>
+  </div>`;
+}
+
+function myBar(scene) {
+  if (scene.me === null || scene.me === undefined || scene.over) return "";
+  const total = scene.hands;
+  const mine = scene.roundOpen ? scene.mine || [] : [];
+  const hands = Array.from({ length: total }, (_, h) => {
+    const on = mine[h];
+    return `<span class="my-hand ${on ? "used" : "free"}">${handSvg(scene.me)}<small>${esc(on ? cardName(on) : t("table.handFree"))}</small></span>`;
+  }).join("");
+  const revealBtn = `<button class="btn reveal" data-action="reveal" ${scene.canReveal ? "" : "disabled"}>
+      ${esc(t("table.reveal"))} <kbd>${esc(t("key.space"))}</kbd></button>`;
+  const doneBtn = scene.roundOpen
+    ? `<button class="btn done" data-action="done" ${scene.iAmDone ? "disabled" : ""}>${esc(t("table.done"))} <kbd>${esc(t("key.enter"))}</kbd></button>`
+    : "";
+  return `<div class="my-bar">
+    <div class="my-hands" aria-label="${esc(t("table.yourHands"))}"><span class="lbl">${esc(t("table.yourHands"))}</span>${hands}</div>
+    <div class="actions">${scene.roundOpen ? doneBtn : revealBtn}</div>
+  </div>`;
+}
+
+/** Seat order for display: clockwise, starting after "me" (me is drawn at the bottom). */
+function ring(scene) {
+  const n = scene.seats.length;
+  const first = scene.me === null || scene.me === undefined ? 0 : (scene.me + 1) % n;
+  const out = [];
+  for (let k = 0; k < n; k++) {
+    const i = (first + k) % n;
+    if (i !== scene.me) out.push(i);
+  }
+  return out;
+}
+
+/** Render the whole table into el. */
+export function renderTable(el, scene) {
+  const others = ring(scene).map((i) => seatPanel(scene, i)).join("");
+  const me = scene.me !== null && scene.me !== undefined ? seatPanel(scene, scene.me) : "";
+  const centre = scene.centre.length
+    ? scene.centre.map((e, k) => centreCard(scene, e, k)).join("")
+    : `<p class="centre-empty">${esc(t("table.centreEmpty"))}</p>`;
+  el.innerHTML = `<div class="table ${scene.roundOpen ? "round-open" : ""} ${scene.trigger && scene.roundOpen ? (parseCard(scene.trigger.card).swatter ? "swat" : "fifth") : ""}">
+    <div class="others">${others}</div>
+    <div class="felt">
+      ${triggerZone(scene)}
+      <div class="countdown" hidden><div class="bar"></div><span class="secs"></span></div>
+      <div class="centre">${centre}</div>
+      ${resolvedPanel(scene)}
+    </div>
+    <div class="me-row">${me}${myBar(scene)}</div>
+  </div>`;
+  fitCentre(el);
+}
+
+/** Size the centre's cards so that all of them fit without covering each other (R11). */
+export function fitCentre(el) {
+  const centre = el.querySelector(".centre");
+  if (!centre) return;
+  const k = centre.querySelectorAll(".fly-card").length;
+  if (!k) return;
+  const W = centre.clientWidth - 8;
+  const H = Math.max(centre.clientHeight, 180);
+  const gap = 8;
+  let best = 44;
+  for (let w = 168; w >= 44; w -= 2) {
+    const cols = Math.max(1, Math.floor((W + gap) / (w + gap)));
+    const rows = Math.ceil(k / cols);
+    if (rows * (w * 1.4 + gap) <= H) {
+      best = w;
+      break;
+    }
+  }
+  centre.style.setProperty("--cw", `${best}px`);
+}

@@ -1,0 +1,43 @@
+// Small helpers shared by the pages: escaping, messages, error words, navigation.
+
+import { has, t } from "./i18n.js";
+
+export const esc = (s) =>
+  String(s ?? "").replace(
+    /[&<>"']/g,
+    (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c],
+  );
+
+let toastTimer = null;
+
+/** Show a short message at the bottom of the screen; kind "error" is red. */
+export function toast(text, kind = "info", ms = 3500) {
+  const el = document.getElementById("toast");
+  el.textContent = text;
+  el.className = `toast ${kind}`;
+  el.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => (el.hidden = true), ms);
+}
+
+/** A server error code in the player's words (error.<code> in the strings file). */
+export function errorText(code) {
+  return has(`error.${code}`) ? t(`error.${code}`) : t("error.unknown", { code });
+}
+
+/** Show a server error (an Error with .code, or a protocol error message) to the player. */
+export function showError(err) {
+  toast(errorText(err?.code || "unknown"), "error");
+}
+
+/** Go to another page of the client without reloading (?table=…, ?replay=…). */
+export function navigate(search) {
+  history.pushState(null, "", search || location.pathname);
+  window.dispatchEvent(new Event("flyswat:navigate"));
+}
+
+/** True while focus is in a text field (so game keys do not steal typing). */
+export function typing(ev) {
+  const el = ev.target;
+  return el && (el.tagName === "INPUT" || el.tagName === "TEXTAREA" || el.tagName === "SELECT");
+}
