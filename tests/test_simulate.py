@@ -141,6 +141,7 @@ def test_the_command_line_plays_summarises_writes_records_and_a_plot(
         ["--bots", "normal,expert"],
         ["--seats", "9"],
         ["--jobs", "0"],
+        ["--games", "-1"],
         ["--remove", "200"],
     ],
 )

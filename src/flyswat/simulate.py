@@ -329,7 +329,8 @@ def save_plot(stats: Sequence[GameStats], summary: Summary, path: Path) -> None:
         for row in rows:
             ax.hist(group[row.label], bins=bins, histtype="step", density=True, label=row.label)
         ax.set(title=title, xlabel="points", ylabel="density")
-        ax.legend()
+        if rows:
+            ax.legend()
     lines = [*summary.positions, *summary.levels]
     labels = [f"pos {x.label}" for x in summary.positions] + [x.label for x in summary.levels]
     colours = ["tab:blue"] * len(summary.positions) + ["tab:orange"] * len(summary.levels)
@@ -367,8 +368,8 @@ def run(args: argparse.Namespace) -> int:
         rules = Rules(seats=args.seats, remove=args.remove)
         levels = [s.strip() for s in args.bots.split(",") if s.strip()]
         seat_levels(levels, rules.seats)
-        if args.jobs < 1:
-            raise MalformedError(f"jobs must be 1 or more, not {args.jobs}", "bad_jobs")
+        if args.jobs < 1 or args.games < 0:
+            raise MalformedError("jobs must be 1 or more and games 0 or more", "bad_count")
         if args.records is not None:
             args.records.mkdir(parents=True, exist_ok=True)
         started_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
