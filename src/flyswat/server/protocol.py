@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeAlias, cast
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -170,11 +170,11 @@ class Pong(_Model):
     id: int
 
 
-ClientMessage = Annotated[
+ClientMessage: TypeAlias = Annotated[
     Hello | Ready | Start | Reveal | Slap | Done | Pong, Field(discriminator="type")
 ]
 CLIENT_TYPES = ("hello", "ready", "start", "reveal", "slap", "done", "pong")
-_client_adapter: TypeAdapter[ClientMessage] = TypeAdapter(ClientMessage)
+_client_adapter: TypeAdapter[Any] = TypeAdapter(cast(Any, ClientMessage))
 
 # -- server -> client -----------------------------------------------------------------------
 
@@ -276,7 +276,7 @@ class Error(_Model):
     message: str
 
 
-ServerMessage = Annotated[
+ServerMessage: TypeAlias = Annotated[
     Welcome
     | TableUpdate
     | Started
@@ -316,12 +316,19 @@ def parse_client(raw: str | bytes) -> BaseModel:
 
 def json_schema() -> dict[str, Any]:
     """The JSON schema of every message and HTTP body, as written to docs/protocol.schema.json."""
-    http = [TableOptions, CreateTable, JoinTable, Seated, TableInfo, HttpError]
+    http: list[type[BaseModel]] = [
+        TableOptions,
+        CreateTable,
+        JoinTable,
+        Seated,
+        TableInfo,
+        HttpError,
+    ]
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": f"flyswat protocol {PROTOCOL_VERSION}",
         "client_message": _client_adapter.json_schema(),
-        "server_message": TypeAdapter(ServerMessage).json_schema(),
+        "server_message": TypeAdapter(cast(Any, ServerMessage)).json_schema(),
         "http": {m.__name__: m.model_json_schema() for m in http},
     }
 

@@ -1,0 +1,315 @@
+"""The transports: HTTP routes and the WebSocket endpoint (Starlette), and ``flyswat serve``.
+
+Thin on purpose: each handler parses input with the :mod:`.protocol` models, calls one
+:class:`~flyswat.server.play.Table` method, and turns a :class:`~flyswat.errors.FlyswatError`
+into one ``error`` (WebSocket) or a 4xx ``{"error", "message"}`` (HTTP). See
+``docs/PROTOCOL.md``.
+
+Tests start a server in-process with ``build_app(db_url, bot_pace=...)`` (Starlette's
+``TestClient`` or uvicorn on a free port), or as a process: ``flyswat serve --port N --db URL``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
+from starlette.websockets import WebSocket
+
+from flyswat.errors import FlyswatError, IllegalActionError, MalformedError
+from flyswat.server import protocol as p
+from flyswat.server.connection import POLICY_VIOLATION, Connection
+from flyswat.server.play import Table
+from flyswat.server.seats import new_code
+from flyswat.server.store import Store
+from flyswat.server.table import monotonic_ms
+
+log = logging.getLogger("flyswat.server")
+
+WEB_DIR = Path(__file__).resolve().parent.parent / "web"
+DEFAULT_DB = "sqlite:///flyswat.db"
+
+_STATUS = {"not_found": 404, "bad_token": 403, "not_host": 403}
+
+
+class Server:
+    """Every table of one server process, and the store they live in."""
+
+    def __init__(self, db_url: str, *, bot_pace: float = 1.0) -> None:
+        self.store = Store(db_url)
+        self.bot_pace = bot_pace
+        self.tables: dict[str, Table] = {}
+
+    def restore(self) -> None:
+        """Rebuild every stored table by replaying its events, and resume play."""
+        for code, _state in self.store.codes():
+            events = self.store.events(code)
+            try:
+                table = Table.restore(code, events, store=self.store, bot_pace=self.bot_pace)
+            except FlyswatError:
+                log.exception("table %s cannot be restored", code)
+                continue
+            self.tables[code] = table
+            table.resume()
+
+    def table(self, code: str) -> Table:
+        """The table with this code; raises ``not_found``."""
+        table = self.tables.get(code)
+        if table is None:
+            raise IllegalActionError(f"no table {code!r}", "not_found")
+        return table
+
+    def seated(self, table: Table, seat: int, token: str) -> p.Seated:
+        """The reply to create and join."""
+        code = table.code
+        return p.Seated(
+            code=code,
+            seat=seat,
+            token=token,
+            host=seat == table.host,
+            ws_url=f"/ws/{code}",
+            table_url=f"/?table={code}",
+        )
+
+    def create(self, body: p.CreateTable) -> p.Seated:
+        """A new table with its host seated."""
+        options = p.TableOptions(**body.model_dump(exclude={"name"}))
+        code = new_code()
+        while code in self.tables:
+            code = new_code()
+        table, token = Table.create(code, options, body.name, store=self.store,
+                                    bot_pace=self.bot_pace)  # fmt: skip
+        self.tables[code] = table
+        return self.seated(table, table.host, token)
+
+    def close(self) -> None:
+        """Stop every timer and release the store."""
+        for table in self.tables.values():
+            table.cancel_timers()
+        self.store.close()
+
+
+# -- HTTP ---------------------------------------------------------------------------------------
+
+
+def _error(e: FlyswatError) -> JSONResponse:
+    status = _STATUS.get(e.code, 400 if isinstance(e, MalformedError) else 409)
+    return JSONResponse({"error": e.code, "message": e.message}, status_code=status)
+
+
+async def _body(request: Request, model: type[BaseModel]) -> Any:
+    raw = await request.body()
+    if len(raw) > p.MAX_MESSAGE_BYTES:
+        raise MalformedError("request body over 4096 bytes", "too_big")
+    try:
+        return model.model_validate_json(raw or b"{}")
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(x) for x in first["loc"]) or "body"
+        raise MalformedError(f"{where}: {first['msg']}") from None
+
+
+def _routes(server: Server) -> list[Route | WebSocketRoute]:
+    async def health(_: Request) -> JSONResponse:
+        return JSONResponse({"ok": True, "tables": len(server.tables)})
+
+    async def create(request: Request) -> JSONResponse:
+        try:
+            seated = server.create(await _body(request, p.CreateTable))
+        except FlyswatError as e:
+            return _error(e)
+        return JSONResponse(seated.model_dump(), status_code=201)
+
+    async def list_tables(_: Request) -> JSONResponse:
+        infos = [t.info().model_dump() for t in server.tables.values() if t.state != "over"]
+        return JSONResponse({"tables": infos})
+
+    async def get_table(request: Request) -> JSONResponse:
+        try:
+            return JSONResponse(server.table(request.path_params["code"]).info().model_dump())
+        except FlyswatError as e:
+            return _error(e)
+
+    async def join(request: Request) -> JSONResponse:
+        try:
+            table = server.table(request.path_params["code"])
+            body = await _body(request, p.JoinTable)
+            seat, token = table.join(body.name)
+        except FlyswatError as e:
+            return _error(e)
+        return JSONResponse(server.seated(table, seat, token).model_dump(), status_code=201)
+
+    async def start(request: Request) -> JSONResponse:
+        try:
+            table = server.table(request.path_params["code"])
+            raw = await request.body()
+            token = json.loads(raw).get("token") if raw else None
+            seat = next((s.index for s in table.seats if isinstance(token, str) and s.holds(token)),
+                        None)  # fmt: skip
+            if seat is None:
+                raise IllegalActionError("no seat at this table has that token", "bad_token")
+            table.start(seat)
+        except FlyswatError as e:
+            return _error(e)
+        except (ValueError, AttributeError):
+            return _error(MalformedError('the body is {"token": "..."}'))
+        return JSONResponse(table.info().model_dump())
+
+    async def record(request: Request) -> JSONResponse:
+        code = request.path_params["code"]
+        table = server.tables.get(code)
+        found = table.record if table is not None else None
+        if found is None:
+            found = server.store.record(code)
+        if found is not None:
+            return JSONResponse(found)
+        if table is None:
+            return _error(IllegalActionError(f"no table {code!r}", "not_found"))
+        return _error(IllegalActionError("the game is not over yet", "not_over"))
+
+    async def ws(websocket: WebSocket) -> None:
+        await play(server, websocket)
+
+    return [
+        Route("/health", health),
+        Route("/api/tables", create, methods=["POST"]),
+        Route("/api/tables", list_tables, methods=["GET"]),
+        Route("/api/tables/{code}", get_table),
+        Route("/api/tables/{code}/join", join, methods=["POST"]),
+        Route("/api/tables/{code}/start", start, methods=["POST"]),
+        Route("/api/tables/{code}/record", record),
+        WebSocketRoute("/ws/{code}", ws),
+    ]
+
+
+# -- WebSocket ----------------------------------------------------------------------------------
+
+
+def _dispatch(table: Table, conn: Connection, msg: BaseModel) -> None:
+    """Carry out one parsed client message; raises :class:`FlyswatError` to refuse it."""
+    if isinstance(msg, p.Hello):
+        if conn.greeted:
+            raise IllegalActionError("hello was already said on this connection", "already_hello")
+        table.hello(conn, msg.token)
+        conn.greeted = True
+        return
+    if not conn.greeted:
+        raise IllegalActionError('send {"type": "hello"} first', "hello_first")
+    if isinstance(msg, p.Pong):
+        rtt = conn.pong(msg.id)
+        if rtt is not None:
+            table.pong(conn.seat, rtt)
+        return
+    seat = conn.seat
+    if seat is None:
+        raise IllegalActionError("spectators watch; they cannot act", "spectator")
+    claimed = getattr(msg, "seat", None)
+    if claimed is not None and claimed != seat:
+        raise IllegalActionError(f"you hold seat {seat}, not seat {claimed}", "not_your_seat")
+    if isinstance(msg, p.Ready):
+        table.ready(seat, msg.ready)
+    elif isinstance(msg, p.Start):
+        table.start(seat)
+    elif isinstance(msg, p.Reveal):
+        table.reveal(seat)
+    elif isinstance(msg, p.Slap):
+        table.slap(seat, msg.card, msg.ms, msg.turn)
+    elif isinstance(msg, p.Done):
+        table.done(seat, msg.turn)
+
+
+async def play(server: Server, ws: WebSocket) -> None:
+    """Serve one WebSocket until it closes: read, check, dispatch, answer errors."""
+    await ws.accept()
+    conn = Connection(ws, monotonic_ms)
+    writer = asyncio.create_task(conn.writer())
+    pinger: asyncio.Task[None] | None = None
+    table = server.tables.get(ws.path_params["code"])
+    abusive = False
+    try:
+        if table is None:
+            conn.error("not_found", f"no table {ws.path_params['code']!r}")
+            return
+        while True:
+            event = await ws.receive()
+            if event["type"] == "websocket.disconnect":
+                break
+            try:
+                if not conn.allow():
+                    raise IllegalActionError("too many messages: slow down", "rate_limited")
+                text = event.get("text")
+                if text is None:
+                    raise MalformedError("binary frames are not accepted; send JSON text")
+                _dispatch(table, conn, p.parse_client(text))
+            except FlyswatError as e:
+                if not conn.error(e.code, e.message):
+                    abusive = True
+                    break
+            if conn.greeted and pinger is None:
+                pinger = asyncio.create_task(conn.pinger())
+    finally:
+        if table is not None and conn.greeted:
+            table.leave(conn)
+        conn.stop()
+        if pinger is not None:
+            pinger.cancel()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(writer, 2)
+        if abusive or table is None:
+            with contextlib.suppress(Exception):
+                await ws.close(POLICY_VIOLATION if abusive else 4404)
+
+
+# -- the application and the command ------------------------------------------------------------
+
+
+def build_app(db_url: str = DEFAULT_DB, *, bot_pace: float = 1.0) -> Starlette:
+    """The whole server as an ASGI app: tables restored from ``db_url`` on start-up."""
+    server = Server(db_url, bot_pace=bot_pace)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        server.restore()
+        try:
+            yield
+        finally:
+            server.close()
+
+    routes: list[Any] = list(_routes(server))
+    if WEB_DIR.is_dir():
+        routes.append(Mount("/", StaticFiles(directory=WEB_DIR, html=True), name="web"))
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.server = server
+    return app
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``flyswat serve``."""
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    parser.add_argument("--port", type=int, default=8000, help="port to listen on")
+    parser.add_argument("--db", default=DEFAULT_DB, help="sqlite:///FILE or postgresql://...")
+    parser.add_argument(
+        "--bot-pace", type=float, default=1.0, help="scale bots' pauses before revealing"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until interrupted; returns the exit status."""
+    import uvicorn
+
+    app = build_app(args.db, bot_pace=args.bot_pace)
+    print(f"flyswat: open http://{args.host}:{args.port}/  (store: {args.db})", flush=True)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", ws="websockets-sansio")
+    return 0

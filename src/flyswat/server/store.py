@@ -1,0 +1,178 @@
+"""The server's store: an append-only event log per table, and finished games' records.
+
+One SQLAlchemy Core schema serves SQLite (the default, an embedded file) and PostgreSQL
+(``postgresql://…`` uses the psycopg driver). The schema is created, or migrated to
+:data:`SCHEMA_VERSION`, when a :class:`Store` opens.
+
+Everything a table does that changes it is an event, stored before anyone is told of it, so
+that a table can be rebuilt after a crash by replaying its events (see
+:meth:`flyswat.server.table.Table.restore`). Event kinds and their data:
+
+- ``create``: ``{"options": TableOptions, "host": seat, "created_at": iso}``
+- ``join``: ``{"seat", "name", "token_hash"}`` (SHA-256 of the seat token, never the token)
+- ``ready``: ``{"seat", "ready"}``
+- ``start``: ``{"game_id", "seed", "start", "started_at"}``
+- ``reveal``: ``{"turn", "seat", "card", "auto"}``
+- ``round``: ``{"turn", "slaps": [{"seat", "card", "ms"}]}`` in the order applied
+- ``over``: ``{"game_id"}`` (the record itself is in the records table)
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    Column,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    create_engine,
+    event,
+    insert,
+    select,
+    update,
+)
+from sqlalchemy.engine import Connection, Engine
+
+SCHEMA_VERSION = 1
+
+metadata = MetaData()
+
+meta = Table(
+    "flyswat_meta",
+    metadata,
+    Column("key", String(64), primary_key=True),
+    Column("value", Text, nullable=False),
+)
+tables = Table(
+    "flyswat_tables",
+    metadata,
+    Column("code", String(16), primary_key=True),
+    Column("state", String(16), nullable=False),
+    Column("created_at", String(40), nullable=False),
+)
+events = Table(
+    "flyswat_events",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("code", String(16), nullable=False, index=True),
+    Column("kind", String(16), nullable=False),
+    Column("data", Text, nullable=False),
+    Column("at", String(40), nullable=False),
+)
+records = Table(
+    "flyswat_records",
+    metadata,
+    Column("game_id", String(40), primary_key=True),
+    Column("code", String(16), nullable=False, index=True),
+    Column("record", Text, nullable=False),
+)
+
+
+def engine_url(url: str) -> str:
+    """The SQLAlchemy URL for ``url``: ``postgresql://`` goes through psycopg (version 3)."""
+    for prefix in ("postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    return url
+
+
+def now_iso() -> str:
+    """The wall-clock time now, ISO 8601 in UTC (for records and logs, never for play)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _migrate_to_1(conn: Connection) -> None:
+    metadata.create_all(conn)
+
+
+#: version -> the step that brings the schema from version - 1 to it.
+MIGRATIONS = {1: _migrate_to_1}
+
+
+class Store:
+    """The event log and records of every table, in one database.
+
+    Opening migrates the schema. Every method is a short transaction of its own; a write
+    that returned is on disk (SQLite in WAL mode survives a killed process).
+    """
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.engine: Engine = create_engine(engine_url(url))
+        if self.engine.dialect.name == "sqlite":
+            event.listen(self.engine, "connect", _sqlite_pragmas)
+        self.migrate()
+
+    def migrate(self) -> int:
+        """Create or upgrade the schema to :data:`SCHEMA_VERSION`; returns the version."""
+        with self.engine.begin() as conn:
+            meta.create(conn, checkfirst=True)
+            row = conn.execute(select(meta.c.value).where(meta.c.key == "schema")).first()
+            version = int(row[0]) if row else 0
+            for step in range(version + 1, SCHEMA_VERSION + 1):
+                MIGRATIONS[step](conn)
+            if row is None:
+                conn.execute(insert(meta).values(key="schema", value=str(SCHEMA_VERSION)))
+            elif version != SCHEMA_VERSION:
+                conn.execute(
+                    update(meta).where(meta.c.key == "schema").values(value=str(SCHEMA_VERSION))
+                )
+        return SCHEMA_VERSION
+
+    def append(self, code: str, kind: str, data: dict[str, Any]) -> None:
+        """Store one event of table ``code``; ``create``, ``start`` and ``over`` also set the
+        table's state."""
+        at = now_iso()
+        with self.engine.begin() as conn:
+            if kind == "create":
+                conn.execute(insert(tables).values(code=code, state="lobby", created_at=at))
+            elif kind in ("start", "over"):
+                state = "playing" if kind == "start" else "over"
+                conn.execute(update(tables).where(tables.c.code == code).values(state=state))
+            conn.execute(insert(events).values(code=code, kind=kind, data=json.dumps(data), at=at))
+
+    def codes(self) -> list[tuple[str, str]]:
+        """Every table's ``(code, state)``, oldest first."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(tables.c.code, tables.c.state).order_by(tables.c.created_at))
+            return [(r[0], r[1]) for r in rows]
+
+    def events(self, code: str) -> list[tuple[str, dict[str, Any]]]:
+        """Table ``code``'s events in the order they happened, as ``(kind, data)``."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(events.c.kind, events.c.data)
+                .where(events.c.code == code)
+                .order_by(events.c.id)
+            )
+            return [(r[0], json.loads(r[1])) for r in rows]
+
+    def save_record(self, game_id: str, code: str, record: dict[str, Any]) -> None:
+        """Keep a finished game's record."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                insert(records).values(game_id=game_id, code=code, record=json.dumps(record))
+            )
+
+    def record(self, code: str) -> dict[str, Any] | None:
+        """The record of the game played at table ``code``, if it is over."""
+        with self.engine.connect() as conn:
+            row = conn.execute(select(records.c.record).where(records.c.code == code)).first()
+        return json.loads(row[0]) if row else None
+
+    def close(self) -> None:
+        """Release the database connections."""
+        self.engine.dispose()
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.execute("PRAGMA busy_timeout=5000")
+    cur.close()

@@ -1,0 +1,205 @@
+"""Fixtures for the server tests: a real uvicorn server on a free port, scripted players.
+
+The scripted player is a real WebSocket client (the ``websockets`` library) that plays like a
+quick, careful human: it reveals on its turn, slaps the most valuable allowed fly it sees
+with a plausible reaction time, then says done. It keeps every message it received.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import threading
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from websockets.asyncio.client import ClientConnection, connect
+
+from flyswat.server.app import build_app
+
+FAST = {"slap_window_ms": 600, "turn_timeout_ms": 400, "remove": 90}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Live:
+    """A server running in this process: its base URLs and the app (for its tables)."""
+
+    http: str
+    ws: str
+    app: Any
+
+    def post(self, path: str, body: dict[str, Any]) -> httpx.Response:
+        return httpx.post(self.http + path, json=body, timeout=10)
+
+    def get(self, path: str) -> httpx.Response:
+        return httpx.get(self.http + path, timeout=10)
+
+
+@contextlib.contextmanager
+def serve(db_url: str, bot_pace: float = 0.02) -> Iterator[Live]:
+    """uvicorn serving ``build_app(db_url)`` on 127.0.0.1 in a thread, until the block ends."""
+    port = free_port()
+    app = build_app(db_url, bot_pace=bot_pace)
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, log_level="warning", ws="websockets-sansio"
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the test server did not start")
+        time.sleep(0.01)
+    try:
+        yield Live(f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}", app)
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+@pytest.fixture
+def db_url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'flyswat.db'}"
+
+
+@pytest.fixture
+def live(db_url: str) -> Iterator[Live]:
+    with serve(db_url) as running:
+        yield running
+
+
+@pytest.fixture
+def pg_url() -> Iterator[str]:
+    """A fresh PostgreSQL schema for one test (skipped unless FLYSWAT_TEST_PG is set)."""
+    url = os.environ.get("FLYSWAT_TEST_PG")
+    if not url:
+        pytest.skip("FLYSWAT_TEST_PG is not set")
+    import uuid
+
+    import sqlalchemy as sa
+
+    from flyswat.server.store import engine_url
+
+    schema = "t_" + uuid.uuid4().hex[:12]
+    admin = sa.create_engine(engine_url(url))
+    with admin.begin() as conn:
+        conn.execute(sa.text(f"CREATE SCHEMA {schema}"))
+    sep = "&" if "?" in url else "?"
+    try:
+        yield f"{url}{sep}options=-csearch_path%3D{schema}"
+    finally:
+        with admin.begin() as conn:
+            conn.execute(sa.text(f"DROP SCHEMA {schema} CASCADE"))
+        admin.dispose()
+
+
+def allowed(centre: list[str]) -> set[str]:
+    """The most numerous colours of a centre (R14), as the scripted player judges them."""
+    counts = Counter(c[0] for c in centre)
+    if not counts:
+        return set()
+    most = max(counts.values())
+    return {c for c, n in counts.items() if n == most}
+
+
+@dataclass
+class Player:
+    """A scripted human on a real socket."""
+
+    ws: ClientConnection
+    seat: int | None
+    received: list[dict[str, Any]] = field(default_factory=list)
+    raw: list[str] = field(default_factory=list)
+    reaction_ms: int = 250
+    slaps: bool = True
+    reveals: bool = True
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def connect(
+        cls, live_ws: str, code: str, token: str | None, **kw: Any
+    ) -> AsyncIterator[Player]:
+        async with connect(f"{live_ws}/ws/{code}") as ws:
+            await ws.send(json.dumps({"type": "hello", "token": token}))
+            player = cls(ws, None, **kw)
+            welcome = await player.recv()
+            assert welcome["type"] == "welcome", welcome
+            player.seat = welcome["seat"]
+            yield player
+
+    async def send(self, **msg: Any) -> None:
+        await self.ws.send(json.dumps(msg))
+
+    async def recv(self, timeout: float = 10) -> dict[str, Any]:
+        """The next message that is not a ping (pings are answered)."""
+        while True:
+            raw = await asyncio.wait_for(self.ws.recv(), timeout)
+            assert isinstance(raw, str)
+            msg = json.loads(raw)
+            if msg["type"] == "ping":
+                await self.send(type="pong", id=msg["id"])
+                continue
+            self.raw.append(raw)
+            self.received.append(msg)
+            return msg
+
+    async def expect(self, kind: str, timeout: float = 10) -> dict[str, Any]:
+        """Skip messages until one of type ``kind``."""
+        while True:
+            msg = await self.recv(timeout)
+            if msg["type"] == kind:
+                return msg
+
+    async def play(self, timeout: float = 60) -> dict[str, Any]:
+        """Play until the game is over; returns the ``over`` message."""
+        deadline = time.monotonic() + timeout
+        while True:
+            msg = await self.recv(max(0.1, deadline - time.monotonic()))
+            kind, v = msg["type"], msg.get("view")
+            if kind == "over":
+                return msg
+            if kind == "reveal" and v and v["round"] is not None and self.slaps:
+                await self._slap(v, msg["turn"])
+            if kind in ("started", "reveal", "round") and v and self.reveals and self._to_move(v):
+                await self.send(type="reveal")
+
+    def _to_move(self, v: dict[str, Any]) -> bool:
+        return bool(v["to_move"] == self.seat and v["round"] is None and not v["over"])
+
+    async def _slap(self, v: dict[str, Any], turn: int) -> None:
+        ok = allowed(v["centre"])
+        targets = sorted((c for c in v["centre"] if c[0] in ok), key=lambda c: -int(c[1]))
+        for i, card in enumerate(targets[: v["hands"]]):
+            await self.send(type="slap", card=card, ms=self.reaction_ms + 100 * i, turn=turn)
+        await self.send(type="done", turn=turn)
+
+
+async def create_table(live: Live, name: str = "Ana", **options: Any) -> dict[str, Any]:
+    """POST /api/tables in a thread (the server runs on another loop)."""
+    body = {"name": name, **FAST, **options}
+    reply = await asyncio.to_thread(live.post, "/api/tables", body)
+    assert reply.status_code == 201, reply.text
+    return dict(reply.json())
+
+
+async def join_table(live: Live, code: str, name: str) -> dict[str, Any]:
+    reply = await asyncio.to_thread(live.post, f"/api/tables/{code}/join", {"name": name})
+    assert reply.status_code == 201, reply.text
+    return dict(reply.json())
