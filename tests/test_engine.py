@@ -74,8 +74,12 @@ def test_r5_an_integer_seed_and_its_decimal_text_shuffle_alike() -> None:
     assert shuffled(42) == shuffled("42")
 
 
-@pytest.mark.parametrize("seed", [1.5, None, True, b"x", ["x"]])
-def test_r5_a_seed_that_is_not_a_string_or_integer_is_malformed(seed: object) -> None:
+@pytest.mark.parametrize(
+    "seed",
+    [1.5, None, True, b"x", ["x"], "\ud800", 10**5000],
+    ids=["float", "None", "True", "bytes", "list", "lone surrogate", "5001 digits"],
+)
+def test_r5_a_seed_without_a_canonical_text_is_malformed(seed: object) -> None:
     with pytest.raises(MalformedError) as e:
         Game.new(Rules(), seed)  # type: ignore[arg-type]
     assert e.value.code == "bad_seed"

@@ -34,7 +34,14 @@ def seed_text(seed: Seed) -> bytes:
     """The seed's canonical bytes (step 1)."""
     if isinstance(seed, bool) or not isinstance(seed, int | str):
         raise MalformedError(f"a seed is a string or an integer, not {seed!r}", "bad_seed")
-    return str(seed).encode("utf-8")
+    try:
+        return str(seed).encode("utf-8")
+    except ValueError:
+        # An integer too long to write in decimal, or a string holding a lone surrogate
+        # (which JSON can carry): neither has a canonical text.
+        raise MalformedError(
+            "a seed must have a UTF-8 decimal or string form", "bad_seed"
+        ) from None
 
 
 def commitment(seed: Seed) -> str:
