@@ -230,3 +230,17 @@ def test_reveal_pauses_are_human_and_shorter_for_harder_bots() -> None:
 
     assert mean("hard") + 200 < mean("normal") < mean("easy") - 200
     assert mean("hard") > 500 and mean("easy") < 3000
+
+
+def test_hard_lays_no_hand_when_a_race_is_not_worth_it() -> None:
+    # A single fly, worth 1: raced for by seven rivals at eight seats, the hard bot often does
+    # not bother (when its own reaction is slow); against one rival, it nearly always slaps.
+    raced = view(open_round(["R1-1", "S-1"], seats=8), 0)
+    duel = view(open_round(["R1-1", "S-1"], seats=2), 0)
+    rng = random.Random("worth")
+
+    def skipped(v: View) -> float:
+        return sum(1 for _ in range(3000) if not decide("hard", v, rng)) / 3000
+
+    assert skipped(raced) > skipped(duel) + 0.2
+    assert skipped(duel) < 0.1
