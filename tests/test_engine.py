@@ -186,7 +186,10 @@ def test_r12_a_swatter_opens_a_slap_round_then_goes_to_the_box(staged: Stage) ->
 
 def test_r13_a_fifth_colour_opens_a_round_and_goes_to_the_box(staged: Stage) -> None:
     centre = ["R1-1", "Y1-1", "G1-1", "P1-1"]
-    game, turn = centre_then(staged, 3, centre, "B3-2")
+    game = staged(3, [*centre, "B3-2"])
+    reveal(game, 4)
+    assert game.triggers_round(C("B3-2"))
+    turn = game.reveal()
     assert turn.round is not None
     assert turn.round.trigger is C("B3-2")
     assert game.centre == cards(centre)
@@ -210,7 +213,10 @@ def test_r13_a_fifth_colour_opens_a_round_and_goes_to_the_box(staged: Stage) -> 
 def test_r13a_a_fly_of_a_colour_already_there_or_with_fewer_than_four_colours_is_placed(
     staged: Stage, centre: list[str], fly: str
 ) -> None:
-    game, turn = centre_then(staged, 2, centre, fly)
+    game = staged(2, [*centre, fly])
+    reveal(game, len(centre))
+    assert not game.triggers_round(C(fly))
+    turn = game.reveal()
     assert turn.round is None
     assert game.round is None
     assert game.centre == cards([*centre, fly])
@@ -757,6 +763,36 @@ def test_r24_most_points_win_then_most_flies_and_tied_players_share_a_place(
     assert result.to_json() == {"points": points, "flies": flies, "places": places}
 
 
+def test_r24_a_game_tied_on_points_goes_to_the_player_with_more_flies(staged: Stage) -> None:
+    game, _ = centre_then(staged, 3, ["R5-1", "R2-1", "R3-1", "R1-1", "Y1-1"], "S-1")
+    game.slap(0, C("R5-1"))  # 5 points, one fly
+    game.slap(1, C("R2-1"))  # 5 points, two flies
+    game.slap(1, C("R3-1"))
+    game.slap(2, C("R1-1"))  # 1 point
+    game.close_round()
+    assert game.points() == [5, 5, 1]
+    game = _finish(game)
+    assert game.result() == Result((5, 5, 1), (1, 2, 1), (2, 1, 3))
+
+
+def test_r24_players_tied_on_points_and_flies_share_the_place(staged: Stage) -> None:
+    game, _ = centre_then(staged, 3, ["R4-1", "R4-2", "R1-1", "Y1-1"], "S-1")
+    game.slap(2, C("R4-1"))
+    game.slap(0, C("R4-2"))
+    game.close_round()
+    game = _finish(game)
+    assert game.result().places == (1, 3, 1)
+
+
+def _finish(game: Game) -> Game:
+    """Play the game out with nobody slapping."""
+    while not game.over:
+        game.reveal()
+        if game.round is not None:
+            game.close_round()
+    return game
+
+
 # -- The rulebook's examples -----------------------------------------------------------------
 
 
@@ -879,24 +915,27 @@ def _good_piles() -> list[list[Card]]:
 
 
 @pytest.mark.parametrize(
-    ("piles", "kwargs"),
+    ("piles", "kwargs", "code"),
     [
-        pytest.param([list(DECK)], {}, id="one pile for two seats"),
-        pytest.param([list(DECK[:56]), list(DECK[56:111])], {}, id="a card missing"),
-        pytest.param([list(DECK[:57]), list(DECK[56:])], {}, id="a card twice"),
-        pytest.param([[], list(DECK)], {}, id="an empty pile"),
-        pytest.param([list(DECK[:56]), list(DECK[57:])], {"removed": [DECK[56]]}, id="removed"),
-        pytest.param([[c.text for c in DECK[:56]], list(DECK[56:])], {}, id="texts"),
-        pytest.param([[[1]] * 56, list(DECK[56:])], {}, id="unhashable"),
-        pytest.param(_good_piles(), {"start": 2}, id="start 2 of 2"),
-        pytest.param(_good_piles(), {"start": -1}, id="start -1"),
+        pytest.param([list(DECK)], {}, "bad_deal", id="one pile for two seats"),
+        pytest.param([list(DECK[:56]), list(DECK[56:111])], {}, "bad_deal", id="a card missing"),
+        pytest.param([list(DECK[:57]), list(DECK[56:])], {}, "bad_deal", id="a card twice"),
+        pytest.param([[], list(DECK)], {}, "bad_deal", id="an empty pile"),
+        pytest.param(
+            [list(DECK[:56]), list(DECK[57:])], {"removed": [DECK[56]]}, "bad_deal", id="removed"
+        ),
+        pytest.param([[c.text for c in DECK[:56]], list(DECK[56:])], {}, "bad_deal", id="texts"),
+        pytest.param([[[1]] * 56, list(DECK[56:])], {}, "bad_deal", id="unhashable"),
+        pytest.param(_good_piles(), {"start": 2}, "bad_seat", id="start 2 of 2"),
+        pytest.param(_good_piles(), {"start": -1}, "bad_seat", id="start -1"),
     ],
 )
 def test_a_deal_that_is_not_112_cards_once_each_is_malformed(
-    piles: list[list[Card]], kwargs: dict[str, object]
+    piles: list[list[Card]], kwargs: dict[str, object], code: str
 ) -> None:
-    with pytest.raises(MalformedError):
+    with pytest.raises(MalformedError) as e:
         Game(Rules(seats=2), piles, **kwargs)  # type: ignore[arg-type]
+    assert e.value.code == code
 
 
 def test_a_game_can_be_built_from_a_known_deal() -> None:

@@ -219,3 +219,17 @@ def test_a_view_for_a_seat_off_the_table_is_malformed(staged: Stage, seat: Any) 
     with pytest.raises(MalformedError) as e:
         view(game, seat)
     assert e.value.code == "bad_seat"
+
+
+def test_r10_the_revealer_learns_the_card_no_sooner_and_no_more_than_anyone_else(
+    staged: Stage,
+) -> None:
+    game = staged(3, ["R1-1", "B4-2"])
+    game.reveal()
+    before = [sent(game, seat) for seat in (0, 1, 2, None)]
+    assert all(C("B4-2") not in cards_in(out) for out in before)  # not even seat 1's own top
+    game.reveal()
+    after = [sent(game, seat) for seat in (0, 1, 2, None)]
+    assert all(out["last_card"] == "B4-2" and out["centre"] == ["R1-1", "B4-2"] for out in after)
+    # Apart from whose view it is, every seat's view is the same, the revealer's included.
+    assert len({json.dumps({**out, "seat": None}) for out in after}) == 1
