@@ -87,7 +87,8 @@ def snapshot(game: Game) -> Any:
         [(t.seat, t.card) for t in game.turns],
         game.to_move,
         game.over,
-        None if r is None else (r.trigger, list(r.slaps), set(r.done), r.closed),
+        game.allowed_colours(),
+        None if r is None else (r.trigger, list(r.slaps), set(r.done), r.closed, r.allowed),
     )
 
 
