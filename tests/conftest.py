@@ -36,11 +36,12 @@ def build_piles(
     """
     sizes = dict(sizes or {})
     named = [Card.parse(t) for pile in tops for t in pile] + [Card.parse(t) for t in removed]
-    if len(set(named)) != len(named):
+    placed = set(named)
+    if len(placed) != len(named):
         raise ValueError("a card is named twice in the staged deal")
     piles = [[Card.parse(t) for t in pile] for pile in tops]
     piles += [[] for _ in range(seats - len(piles))]
-    filler = [c for c in DECK if c not in set(named)]
+    filler = [c for c in DECK if c not in placed]
     open_seats = [s for s in range(seats) if s not in sizes]
     for seat, size in sizes.items():
         while len(piles[seat]) < size:
