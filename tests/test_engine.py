@@ -25,7 +25,7 @@ from flyswat import (
     Turn,
 )
 from flyswat.engine import deal
-from flyswat.shuffle import shuffled
+from flyswat.shuffle import commitment, shuffled
 
 Stage = Callable[..., Game]
 
@@ -72,6 +72,27 @@ def test_r5_another_seed_deals_another_game() -> None:
 
 def test_r5_an_integer_seed_and_its_decimal_text_shuffle_alike() -> None:
     assert shuffled(42) == shuffled("42")
+
+
+@pytest.mark.parametrize(
+    ("seed", "top", "bottom"),
+    [
+        (0, "B1-1 P1-2 B4-4 R2-3 O3-3 O4-2 B2-3 Y1-2", "G4-4 S-10 Y4-1"),
+        ("flyswat", "P4-2 Y4-4 O2-2 O2-1 B5-2 O5-2 P1-2 O3-1", "S-11 S-13 O3-4"),
+    ],
+)
+def test_r5_the_published_shuffle_gives_these_decks(seed: int | str, top: str, bottom: str) -> None:
+    # Golden values: any implementation of the documented shuffle must deal exactly these.
+    deck = [c.text for c in shuffled(seed)]
+    assert deck[:8] == top.split()
+    assert deck[-3:] == bottom.split()
+
+
+def test_r5_the_seed_commitment_is_the_sha256_of_its_text() -> None:
+    assert commitment("flyswat") == (
+        "60b194b2b6e97efdf6f7127eff844696ae7dd1367d56efae88814f234838abbd"
+    )
+    assert commitment(7) == commitment("7")
 
 
 @pytest.mark.parametrize(
