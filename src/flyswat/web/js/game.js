@@ -4,7 +4,7 @@
 import { parseCard } from "./cards.js";
 import { t } from "./i18n.js";
 import { Connection, api, saveSeat, savedSeat } from "./net.js";
-import { FLY_KEYS, fitCentre, renderTable } from "./table.js";
+import { FLY_KEYS, fitCentre, patchRound, renderTable } from "./table.js";
 import { esc, errorText, navigate, showError, toast, typing } from "./ui.js";
 import { lobbyHtml } from "./lobby.js";
 import { endHtml } from "./end.js";
@@ -88,14 +88,14 @@ export function tablePage(app, code) {
           s.round.pending = s.round.pending.filter((c) => c !== msg.card);
           if (!s.round.mine.includes(msg.card)) s.round.mine.push(msg.card);
           s.round.lastMs = msg.ms;
-          render(false);
+          patch();
         }
         break;
       case "hands":
         if (s.round && s.round.turn === msg.turn) {
           s.round.laid = msg.laid;
           if (s.seat !== null && msg.done.includes(s.seat)) s.round.done = true;
-          render(false);
+          patch();
         }
         break;
       case "round":
@@ -127,7 +127,8 @@ export function tablePage(app, code) {
     if (s.round) s.round.pending = [];
     s.revealSent = false;
     toast(errorText(msg.code), "error");
-    render(false);
+    if (s.round) patch();
+    else render(false);
   }
 
   function openRound(turn, windowMs, view) {
@@ -201,14 +202,14 @@ export function tablePage(app, code) {
     const ms = Math.max(0, Math.round(timeStamp - r.paintedAt));
     if (!conn.send({ type: "slap", card, ms, turn: r.turn })) return toast(errorText("offline"), "error");
     r.pending.push(card);
-    render(false);
+    patch();
   }
 
   function done() {
     const r = s.round;
     if (!r || r.done || me() === null) return;
     if (conn.send({ type: "done", turn: r.turn })) r.done = true;
-    render(false);
+    patch();
   }
 
   function onPointer(ev) {
@@ -364,10 +365,20 @@ export function tablePage(app, code) {
         });
       } else startCountdown();
     }
-    if (s.round?.lastMs != null) {
-      const lbl = root.querySelector(".my-hands .lbl");
-      if (lbl) lbl.textContent = `${t("table.yourHands")} · ${t("table.reaction", { ms: s.round.lastMs })}`;
-    }
+    showReaction();
+  }
+
+  /** Update the open round in place; re-draw everything when there is no table yet. */
+  function patch() {
+    if (!s.round || !root.querySelector(".table.round-open")) return render(false);
+    patchRound(root, scene());
+    showReaction();
+  }
+
+  function showReaction() {
+    if (s.round?.lastMs == null) return;
+    const lbl = root.querySelector(".my-hands .lbl");
+    if (lbl) lbl.textContent = `${t("table.yourHands")} · ${t("table.reaction", { ms: s.round.lastMs })}`;
   }
 
   function startCountdown() {

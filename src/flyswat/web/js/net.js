@@ -104,9 +104,8 @@ export class Connection {
       this.onMessage(msg);
     };
     ws.onclose = () => {
-      if (this.ws !== ws) return;
+      if (this.ws !== ws || this.closed) return;
       this.onStatus("closed");
-      if (this.closed) return;
       const pause = Math.min(5000, 300 * 2 ** this.attempt++);
       this.timer = setTimeout(() => this.open(), pause);
     };

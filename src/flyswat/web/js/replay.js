@@ -76,6 +76,7 @@ export function replayPage(app, url) {
   let playing = false;
   let timer = null;
   let speed = 1;
+  let finalClosed = false;
 
   function pickerHtml() {
     return `<div class="page"><section class="card-box">
@@ -156,7 +157,12 @@ export function replayPage(app, url) {
     const last = i === game.frames.length - 1;
     const holder = app.querySelector("#replay-table");
     renderTable(holder, sceneOf(rec, f, last, game.result));
-    if (last && f.over) holder.querySelector(".felt").insertAdjacentHTML("beforeend", `<div class="final">${resultHtml(rec, game.result)}</div>`);
+    if (last && f.over && !finalClosed)
+      holder.insertAdjacentHTML(
+        "beforeend",
+        `<div class="card-box final-overlay"><h2>${esc(t("end.title"))}</h2>${resultHtml(rec, game.result)}
+          <button class="btn secondary" data-action="close-final">${esc(t("end.close"))}</button></div>`,
+      );
     fitCentre(holder);
     app.querySelector("#scrub").value = String(i);
     app.querySelector("#step-info").textContent = t("replay.step", { i: i + 1, n: game.frames.length });
@@ -199,6 +205,11 @@ export function replayPage(app, url) {
     } else return;
   }
   document.addEventListener("keydown", onKey);
+  app.addEventListener("click", (ev) => {
+    if (!ev.target.closest("[data-action=close-final]")) return;
+    finalClosed = true;
+    ev.target.closest(".final-overlay").remove();
+  });
   const onResize = () => fitCentre(app);
   window.addEventListener("resize", onResize);
 

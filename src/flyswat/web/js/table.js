@@ -36,10 +36,17 @@ function seatLabel(scene, i) {
   return s.name || t("seat.empty", { n: i + 1 });
 }
 
+function laidHtml(scene, i) {
+  const laid = scene.laid ? scene.laid[i] : 0;
+  return scene.roundOpen && laid
+    ? `<span class="laid" title="${esc(t("seat.laid", { n: laid }))}">${handSvg(i).repeat(laid)}</span>`
+    : "";
+}
+
 function seatPanel(scene, i) {
   const s = scene.seats[i];
   const classes = ["seat"];
-  if (i === scene.toMove && !scene.over) classes.push("to-move");
+  if (i === scene.toMove && !scene.over && !scene.roundOpen) classes.push("to-move");
   if (i === scene.me) classes.push("me");
   if (s.online === false) classes.push("offline");
   const kind =
@@ -48,11 +55,7 @@ function seatPanel(scene, i) {
       : s.online === false
         ? `<span class="tag off">${esc(t("seat.offline"))}</span>`
         : "";
-  const laid = scene.laid ? scene.laid[i] : 0;
-  const handsRow =
-    scene.roundOpen && laid
-      ? `<span class="laid" title="${esc(t("seat.laid", { n: laid }))}">${handSvg(i).repeat(laid)}</span>`
-      : "";
+  const handsRow = laidHtml(scene, i);
   const points =
     s.points !== undefined && s.points !== null
       ? `<span class="pts">${esc(t("seat.points", { n: s.points }))}</span>`
@@ -74,9 +77,13 @@ function seatPanel(scene, i) {
       </span>
       ${points}
     </div>
-    ${i === scene.toMove && !scene.over ? `<div class="turn-flag">${esc(t(scene.turnLabel || (i === scene.me ? "table.yourTurn" : "seat.toMove")))}</div>` : ""}
+    ${i === scene.toMove && !scene.over && !scene.roundOpen ? `<div class="turn-flag">${esc(t(scene.turnLabel || (i === scene.me ? "table.yourTurn" : "seat.toMove")))}</div>` : ""}
     ${handsRow}
   </div>`;
+}
+
+function myHandHtml(scene) {
+  return `<span class="stacked" style="--j:0">${handSvg(scene.me)}</span>`;
 }
 
 function centreCard(scene, entry, k) {
@@ -98,7 +105,7 @@ function centreCard(scene, entry, k) {
       : outcome === "wrong"
         ? `<span class="outcome wrong-mark">${esc(t("table.wrong"))}</span>`
         : "";
-  const myHand = mine && !hands.length ? `<span class="stacked" style="--j:0">${handSvg(scene.me)}</span>` : "";
+  const myHand = mine && !hands.length ? myHandHtml(scene) : "";
   return `<button class="${classes.join(" ")}" data-card="${card}" data-index="${k}"
       aria-label="${esc(key ? t("table.slapKey", { card: name, key: key.toUpperCase() }) : name)}">
     ${cardSvg(card, name)}
@@ -195,7 +202,7 @@ export function fitCentre(el) {
   const k = centre.querySelectorAll(".fly-card").length;
   if (!k) return;
   const W = centre.clientWidth - 8;
-  const H = Math.max(centre.clientHeight, 180);
+  const H = Math.max(centre.clientHeight - 8, 60);
   const gap = 8;
   let best = 44;
   for (let w = 168; w >= 44; w -= 2) {
@@ -207,4 +214,24 @@ export function fitCentre(el) {
     }
   }
   centre.style.setProperty("--cw", `${best}px`);
+}
+
+/**
+ * Update an open round in place (hands laid, my hands, done) without re-drawing the table:
+ * the cards under a player's finger stay the same elements while others slap.
+ */
+export function patchRound(el, scene) {
+  for (const panel of el.querySelectorAll(".seat[data-seat]")) {
+    const i = Number(panel.dataset.seat);
+    panel.querySelector(".laid")?.remove();
+    panel.insertAdjacentHTML("beforeend", laidHtml(scene, i));
+  }
+  for (const card of el.querySelectorAll(".fly-card[data-card]")) {
+    const mine = scene.mine.includes(card.dataset.card);
+    if (mine === card.classList.contains("mine")) continue;
+    card.classList.toggle("mine", mine);
+    card.querySelector(".hands-stack").innerHTML = mine ? myHandHtml(scene) : "";
+  }
+  const bar = el.querySelector(".my-bar");
+  if (bar) bar.outerHTML = myBar(scene);
 }
