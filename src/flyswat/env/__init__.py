@@ -1,0 +1,34 @@
+"""Research environments over the reference engine: the same rules, driven by agents.
+
+- :class:`FlyswatParallelEnv` — PettingZoo ``ParallelEnv``: every seat an agent (or some
+  seats bots), one slap round per step, reward = points won or lost in the round;
+- :class:`SoloEnv` — Gymnasium ``Env``: one learning seat against bots, registered as
+  :data:`SOLO_ID`;
+- :mod:`flyswat.env.encoding` — the observation vector, the action space and its mask.
+
+Both pass their library's own conformance checks (``tests/test_env.py``).
+"""
+
+import gymnasium
+
+from flyswat.env.encoding import NO_HAND, OBS_SIZE, action_mask, encode, observe
+from flyswat.env.parallel import FlyswatParallelEnv, agent_name, reaction_times
+from flyswat.env.single import SoloEnv
+
+#: The Gymnasium id of :class:`SoloEnv`: ``gymnasium.make("flyswat/Solo-v0", seats=4, ...)``.
+SOLO_ID = "flyswat/Solo-v0"
+if SOLO_ID not in gymnasium.registry:
+    gymnasium.register(id=SOLO_ID, entry_point="flyswat.env.single:SoloEnv")
+
+__all__ = [
+    "NO_HAND",
+    "OBS_SIZE",
+    "SOLO_ID",
+    "FlyswatParallelEnv",
+    "SoloEnv",
+    "action_mask",
+    "agent_name",
+    "encode",
+    "observe",
+    "reaction_times",
+]
