@@ -1,0 +1,165 @@
+"""Fairness under latency (F1–F4): real racers, a real server, delayed loopback links.
+
+    uv run python bench/fairness.py [--tables 48] [--concurrency 12] [--plot FILE.png]
+
+- F1: four equal-skill players on RTTs 15/60/120/180 ms (seats rotated between tables): each
+  one's share of races won, beside what first-packet-wins would have given.
+- F2: how often the truly faster hand is underneath, by the gap between true reaction times,
+  at RTTs 20/80/140/200 ms with jitter.
+- F3: a cheat who always claims 100 ms (the allowance then decides how much it gains) against
+  an equal honest peer; and claims under 100 ms, which must all be refused.
+- F4: how long after the last hand (and after the best hand) each round is decided.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from flyswat.loadtest.fairness import (
+    Seat,
+    TableRun,
+    faster_underneath,
+    play_tables,
+    win_shares,
+)
+from flyswat.loadtest.server import running_server
+
+OPTIONS = {"slap_window_ms": 3000, "turn_timeout_ms": 4000}
+
+
+def rotations(seats: list[Seat], n: int) -> list[list[Seat]]:
+    """``n`` tables, the seats rotated so no RTT sits always at the same place."""
+    k = len(seats)
+    return [[seats[(i + j) % k] for j in range(k)] for i in range(n)]
+
+
+def pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def f1(runs: list[TableRun]) -> dict[str, tuple[float, float, int]]:
+    shares = win_shares(runs)
+    print("\nF1  equal skill, RTTs 15/60/120/180 ms: share of races won")
+    print(f"    {'RTT':>8} {'arbitrated':>11} {'first packet':>13}")
+    for label, (won, fpw, _n) in sorted(shares.items(), key=lambda kv: float(kv[0][:-2])):
+        print(f"    {label:>8} {pct(won):>11} {pct(fpw):>13}")
+    n = next(iter(shares.values()))[2] if shares else 0
+    worst = max((abs(w - 0.25) for w, _, _ in shares.values()), default=0)
+    print(f"    races: {n}; largest gap from 25%: {100 * worst:.1f} points (target <= 2)")
+    return shares
+
+
+def f2(runs: list[TableRun]) -> list[tuple[str, int, int]]:
+    print("\nF2  RTTs 20/80/140/200 ms with jitter: faster hand underneath, by reaction gap")
+    rows = []
+    for lo, hi, target in ((0, 10, None), (10, 20, 0.95), (20, 1e9, 0.99)):
+        right, pairs = faster_underneath(runs, lo, hi)
+        name = f"{lo}-{hi:g} ms" if hi < 1e9 else f">= {lo} ms"
+        aim = f" (target >= {pct(target)})" if target else ""
+        print(f"    gap {name:>10}: {pct(right / max(pairs, 1))} of {pairs} pairs{aim}")
+        rows.append((name, right, pairs))
+    return rows
+
+
+def f3(liar: list[TableRun], too_fast: list[TableRun]) -> tuple[float, int, int]:
+    shares = win_shares(liar)
+    won, _, n = shares.get("cheat", (0.0, 0.0, 0))
+    print("\nF3  a cheat claiming 100 ms vs an equal honest peer (RTT 60 ms, jitter 8 ms)")
+    print(f"    cheat wins {pct(won)} of {n} races (target <= 65%)")
+    claims = sum(1 for run in too_fast for r in run.races for c in r.claimed if c < 100)
+    refused = sum(run.errors.get("too_fast", 0) for run in too_fast)
+    print(f"    claims under 100 ms: {claims}, refused as too_fast: {refused}")
+    return won, claims, refused
+
+
+def f4(runs: list[TableRun]) -> tuple[float, float, float]:
+    after_last = sorted(r.decision_after_last_ms for run in runs for r in run.races)
+    after_best = sorted(r.decision_after_best_ms for run in runs for r in run.races)
+    if not after_last:
+        return 0.0, 0.0, 0.0
+    q = statistics.quantiles(after_last, n=100)
+    print("\nF4  decision time (all F1+F2 rounds)")
+    print(
+        f"    after the last hand arrived: p50 {q[49]:.1f} ms, p99 {q[98]:.1f} ms, "
+        f"max {after_last[-1]:.1f} ms (target: every round within 250 ms)"
+    )
+    qb = statistics.quantiles(after_best, n=100)
+    print(f"    after the best hand arrived: p50 {qb[49]:.0f} ms, p99 {qb[98]:.0f} ms")
+    return q[49], q[98], after_last[-1]
+
+
+def plot(path: Path, shares: dict[str, tuple[float, float, int]], rows: list, runs: list) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
+    labels = sorted(shares, key=lambda s: float(s[:-2]))
+    xs = range(len(labels))
+    axes[0].bar(
+        [x - 0.2 for x in xs], [shares[s][0] * 100 for s in labels], 0.4, label="arbitrated"
+    )
+    axes[0].bar(
+        [x + 0.2 for x in xs], [shares[s][1] * 100 for s in labels], 0.4, label="first packet"
+    )
+    axes[0].axhline(25, color="k", lw=0.8, ls="--")
+    axes[0].set_xticks(list(xs), [f"RTT {s}" for s in labels])
+    axes[0].set_ylabel("races won (%)")
+    axes[0].set_title("F1: equal skill, different networks")
+    axes[0].legend()
+    axes[1].bar([r[0] for r in rows], [100 * r[1] / max(r[2], 1) for r in rows], color="tab:green")
+    axes[1].set_ylim(50, 100)
+    axes[1].set_ylabel("faster hand underneath (%)")
+    axes[1].set_xlabel("gap between true reaction times")
+    axes[1].set_title("F2: RTT 20-200 ms with jitter")
+    delays = [r.decision_after_last_ms for run in runs for r in run.races]
+    axes[2].hist(delays, bins=40, color="tab:purple")
+    axes[2].set_xlabel("ms after the last hand arrived")
+    axes[2].set_title("F4: when rounds are decided")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+
+
+async def experiments(http: str, port: int, tables: int, concurrency: int) -> dict:
+    f1_seats = [Seat(r, 4, label=f"{r}ms") for r in (15, 60, 120, 180)]
+    f2_seats = [Seat(r, r / 10, label=f"{r}ms") for r in (20, 80, 140, 200)]
+    cheat = [Seat(60, 8, claim=lambda ms: 100, label="cheat"), Seat(60, 8, label="honest")]
+    fast = [Seat(60, 8, claim=lambda ms: 60, label="too fast"), Seat(60, 8, label="honest")]
+    small = max(2, tables // 4)
+    kw = {"concurrency": concurrency, **OPTIONS}
+    r1 = await play_tables(http, port, rotations(f1_seats, tables), seed=1, **kw)
+    r2 = await play_tables(http, port, rotations(f2_seats, tables), seed=2, **kw)
+    r3 = await play_tables(http, port, rotations(cheat, tables), seed=3, **kw)
+    r4 = await play_tables(http, port, rotations(fast, small), seed=4, remove=80, **kw)
+    return {"f1": r1, "f2": r2, "f3": r3, "fast": r4}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tables", type=int, default=48, help="tables per experiment")
+    parser.add_argument("--concurrency", type=int, default=12, help="tables at once")
+    parser.add_argument("--plot", type=Path, default=None)
+    args = parser.parse_args()
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory() as tmp, running_server(Path(tmp) / "f.db") as server:
+        http, port, _pid = server
+        runs = asyncio.run(experiments(http, port, args.tables, args.concurrency))
+    shares = f1(runs["f1"])
+    rows = f2(runs["f2"])
+    f3(runs["f3"], runs["fast"])
+    f4(runs["f1"] + runs["f2"])
+    if args.plot:
+        plot(args.plot, shares, rows, runs["f1"] + runs["f2"])
+        print(f"\nplot: {args.plot}")
+    print(f"took {time.monotonic() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

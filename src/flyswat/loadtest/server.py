@@ -1,0 +1,54 @@
+"""Run a real ``flyswat serve`` process on loopback for a benchmark or a smoke test."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def running_server(db: str | Path, port: int | None = None) -> Iterator[tuple[str, int, int]]:
+    """Start ``flyswat serve`` on 127.0.0.1 with the SQLite file ``db``; yield
+    ``(http base, port, pid)`` once ``/health`` answers; stop it at the end."""
+    port = port or free_port()
+    cmd = [sys.executable, "-m", "flyswat.cli", "serve", "--port", str(port)]
+    cmd += ["--db", f"sqlite:///{db}"]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ}
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            if proc.poll() is not None:
+                err = proc.stderr.read().decode() if proc.stderr else ""
+                raise RuntimeError(f"the server exited at once: {err[-2000:]}")
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(base + "/health", timeout=1).status_code == 200:
+                    break
+            if time.monotonic() > deadline:
+                raise RuntimeError("the server did not answer /health within 30 s")
+            time.sleep(0.1)
+        yield base, port, proc.pid
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
