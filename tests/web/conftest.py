@@ -45,8 +45,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     db = tmp_path_factory.mktemp("server") / "flyswat.db"
     log = (tmp_path_factory.getbasetemp() / "serve.log").open("w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "flyswat.cli", "serve", "--port", str(port)]
-        + ["--db", f"sqlite:///{db}", "--bot-pace", "0.3"],
+        [
+            *(sys.executable, "-m", "flyswat.cli", "serve", "--port", str(port)),
+            *("--db", f"sqlite:///{db}", "--bot-pace", "0.3"),
+        ],
         stdout=log,
         stderr=subprocess.STDOUT,
         cwd=ROOT,

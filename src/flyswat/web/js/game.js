@@ -35,6 +35,14 @@ export function tablePage(app, code) {
   let countdownFrame = null;
 
   const conn = new Connection(code, s.token, { onMessage, onStatus });
+  // A wrong code or an old link: say so in words, instead of waiting for a table forever.
+  api.table(code).catch((err) => {
+    if (err.code !== "not_found") return;
+    conn.close();
+    root.innerHTML = `<div class="page"><section class="card-box"><h1>${esc(t("lobby.title", { code }))}</h1>
+      <p class="error-text">${esc(errorText("not_found"))}</p>
+      <button class="btn" data-action="home">${esc(t("end.newGame"))}</button></section></div>`;
+  });
 
   function onStatus(status) {
     const el = document.getElementById("conn");

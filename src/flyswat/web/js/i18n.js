@@ -1,5 +1,5 @@
 // Translations: one strings file per language in ../i18n/<lang>.json, no strings in code.
-// t("key", {name: "Ana"}) fills {name}; elements with data-i18n="key" are filled by apply().
+// t(key, {name: "Ana"}) fills {name} in the string; elements with data-i18n="<key>" are filled by apply().
 
 export const LANGUAGES = ["en", "pt", "es", "vi", "de"];
 const STORE_KEY = "flyswat.lang";

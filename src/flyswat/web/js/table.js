@@ -89,7 +89,7 @@ function myHandHtml(scene) {
 function centreCard(scene, entry, k) {
   const { card, hands = [], outcome = null } = entry;
   const name = cardName(card);
-  const key = FLY_KEYS[k];
+  const key = scene.live && scene.me !== null ? FLY_KEYS[k] : undefined;
   const classes = ["fly-card"];
   if (scene.fresh === card) classes.push("fresh");
   if (outcome) classes.push(outcome);

@@ -1,0 +1,110 @@
+"""The replay viewer with a record file (shared/RECORD.md) opened from disk: it re-plays the
+rules in the browser, steps reveal by reveal, shows each round's hands in stacking order
+(R17), and says so when a record does not agree with the rules."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import Browser, expect
+
+from flyswat import Game, IllegalActionError, Rules
+from flyswat.record import to_record
+
+
+def _record() -> dict[str, Any]:
+    """A short 3-player game where random hands (several on one card) are laid every round."""
+    rnd = random.Random(7)
+    game = Game.new(Rules(seats=3, remove=70), seed="replay-test", start=1)
+    while not game.over:
+        game.reveal()
+        if game.round is None:
+            continue
+        for _ in range(6):
+            if game.centre:
+                with contextlib.suppress(IllegalActionError):
+                    game.slap(rnd.randrange(3), rnd.choice(game.centre), rnd.randint(150, 900))
+        game.close_round()
+    seats = [
+        {"name": "Ana", "kind": "human"},
+        {"name": "Bruno", "kind": "human"},
+        {"name": "Bot 3", "kind": "bot", "level": "hard"},
+    ]
+    return to_record(game, seats, id="replaytest", started_at="2026-11-29T12:00:00Z")
+
+
+def test_the_replay_viewer_steps_through_a_record_file(
+    server: str, browser: Browser, tmp_path: Path, artifacts: Path
+) -> None:
+    record = _record()
+    path = tmp_path / "game.json"
+    path.write_text(json.dumps(record))
+    ctx = browser.new_context(viewport={"width": 1200, "height": 800}, locale="en")
+    page = ctx.new_page()
+    page.goto(server + "/?replay")
+    page.set_input_files("#record-file", str(path))
+    expect(page.locator(".replay-note")).to_contain_text("agrees with the rules")
+    expect(page.locator("#replay-text")).to_contain_text("The cards are dealt. Bruno starts.")
+
+    first = record["turns"][0]
+    page.click("[data-step=next]")
+    expect(page.locator("#replay-text")).to_contain_text("Reveal 1: Bruno turns up")
+    expect(page.locator(".seat[data-seat='1'] .count-draw")).to_have_text(
+        str(len(record["deal"][1]) - 1)
+    )
+    if not first["card"].startswith("S-"):
+        expect(page.locator(f".fly-card[data-card='{first['card']}']")).to_be_visible()
+
+    # The first round with hands: every hand on its fly, the bottom one first (R17).
+    k, turn = next((k, t) for k, t in enumerate(record["turns"]) if t.get("round", {}).get("slaps"))
+    frame = 1 + k + sum(1 for t in record["turns"][:k] if "round" in t)
+    page.locator("#scrub").fill(str(frame))
+    expect(page.locator("#replay-text")).to_contain_text(f"Reveal {k + 1}:")
+    expect(page.locator(".trigger-zone")).to_be_visible()
+    page.keyboard.press("ArrowRight")
+    expect(page.locator("#replay-text")).to_contain_text("hands are lifted")
+    slaps = turn["round"]["slaps"]
+    for card in {s["card"] for s in slaps}:
+        seats = [str(s["seat"] + 1) for s in slaps if s["card"] == card]
+        stack = page.locator(f".fly-card[data-card='{card}'] .hands-stack .hand text")
+        expect(stack).to_have_text(seats)
+    for w in turn["round"]["won"]:
+        expect(page.locator(f".fly-card[data-card='{w['card']}']")).to_have_class("fly-card won")
+    page.wait_for_timeout(500)
+    page.screenshot(path=str(artifacts / "replay-round.png"))
+
+    # Play runs by itself; End jumps to the result.
+    page.click("[data-step=play]")
+    page.wait_for_timeout(1200)
+    page.click("[data-step=play]")
+    page.keyboard.press("End")
+    rows = page.locator(".final-overlay table.scores tbody tr")
+    expect(rows).to_have_count(3)
+    best = record["result"]["places"].index(1)
+    expect(rows.first).to_contain_text(record["seats"][best]["name"])
+    expect(rows.first).to_contain_text(str(record["result"]["points"][best]))
+    ctx.close()
+
+
+def test_the_replay_viewer_says_when_a_record_breaks_the_rules(
+    server: str, browser: Browser, tmp_path: Path
+) -> None:
+    record = _record()
+    k = next(k for k, t in enumerate(record["turns"]) if t.get("round", {}).get("won"))
+    record["turns"][k]["round"]["won"] = []
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(record))
+    junk = tmp_path / "junk.json"
+    junk.write_text('{"hello": "world"}')
+    ctx = browser.new_context(locale="en")
+    page = ctx.new_page()
+    page.goto(server + "/?replay")
+    page.set_input_files("#record-file", str(junk))
+    expect(page.locator("#replay-error")).to_have_text("This file is not a flyswat game record.")
+    page.set_input_files("#record-file", str(bad))
+    expect(page.locator(".replay-note.bad")).to_contain_text(f"from reveal {k + 1} on")
+    ctx.close()

@@ -1,0 +1,65 @@
+"""The client's strings files: every language says everything, with the same placeholders,
+and every string the code asks for exists (no user-facing text is hard-coded in the code)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+WEB = Path(__file__).resolve().parents[2] / "src" / "flyswat" / "web"
+LANGUAGES = ["en", "pt", "es", "vi", "de"]
+PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+
+def strings(lang: str) -> dict[str, str]:
+    data: dict[str, str] = json.loads((WEB / "i18n" / f"{lang}.json").read_text("utf-8"))
+    return data
+
+
+def test_the_client_offers_exactly_the_languages_it_has_files_for() -> None:
+    files = sorted(p.stem for p in (WEB / "i18n").glob("*.json"))
+    assert files == sorted(LANGUAGES)
+    code = (WEB / "js" / "i18n.js").read_text("utf-8")
+    assert f"export const LANGUAGES = {json.dumps(LANGUAGES)};".replace('","', '", "') in code
+    html = (WEB / "index.html").read_text("utf-8")
+    assert re.findall(r'<option value="(\w+)">', html) == LANGUAGES
+
+
+@pytest.mark.parametrize("lang", LANGUAGES[1:])
+def test_every_language_has_every_string_with_the_same_placeholders(lang: str) -> None:
+    en, other = strings("en"), strings(lang)
+    assert set(other) == set(en)
+    for key, text in en.items():
+        assert set(PLACEHOLDER.findall(other[key])) == set(PLACEHOLDER.findall(text)), key
+        assert other[key].strip(), key
+
+
+def _keys_used_in_code() -> set[str]:
+    used: set[str] = set()
+    for path in [*(WEB / "js").glob("*.js"), WEB / "index.html"]:
+        text = path.read_text("utf-8")
+        used |= set(re.findall(r'\bt\("([\w.]+)"', text))
+        used |= set(re.findall(r'data-i18n(?:-\w+)?="([\w.]+)"', text))
+    return used
+
+
+def test_every_string_the_code_asks_for_exists() -> None:
+    en = strings("en")
+    missing = sorted(k for k in _keys_used_in_code() if k not in en)
+    assert not missing
+
+
+def test_every_error_code_of_the_protocol_has_words_for_players() -> None:
+    protocol = Path(__file__).resolve().parents[2] / "docs" / "PROTOCOL.md"
+    if not protocol.exists():
+        pytest.skip("no docs/PROTOCOL.md")
+    text = protocol.read_text("utf-8")
+    table = text[text.index("| code | cause |") :]
+    first_cells = [line.split("|")[1] for line in table.split("\n\n")[0].splitlines()[2:]]
+    codes = {c for cell in first_cells for c in re.findall(r"`(\w+)`", cell)}
+    codes |= set(re.findall(r"`4\d\d (\w+)`", text))
+    en = strings("en")
+    assert sorted(c for c in codes if f"error.{c}" not in en) == []
