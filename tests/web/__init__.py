@@ -1,0 +1,1 @@
+"""Browser tests of the web client (Playwright driving the system Chromium)."""
