@@ -3,18 +3,20 @@ and two server bots, from the home page to the end screen and the replay.
 
 The game is short (80 cards removed unseen, R6) with a short slap window (R21). Ana reveals
 with Space and slaps with the keys shown on the flies; Bruno taps. Bruno reloads his page in
-the middle of the game and plays on with the seat token his browser kept.
+the middle of the game and plays on with the seat token his browser kept; Ana's connection
+drops and her client reconnects by itself.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import time
 import urllib.request
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page, WebSocketRoute, expect
 
 STATE_JS = """() => ({
   end: !!document.querySelector('.end'),
@@ -50,6 +52,31 @@ def _join(page: Page, link: str) -> None:
     page.click("form#join-seat button")
     page.click("[data-action=ready]")
     expect(page.locator(".seat-list li[data-seat='1'] .pill.ready")).to_be_visible()
+
+
+WATCH_CONN_JS = """() => {
+  const el = document.getElementById('conn');
+  window.connShown = false;
+  new MutationObserver(() => { if (!el.hidden) window.connShown = true; })
+    .observe(el, {attributes: true});
+}"""
+
+
+class Sockets:
+    """Passes a page's WebSockets through to the server, and can drop them all at once."""
+
+    def __init__(self, page: Page) -> None:
+        self.routes: list[WebSocketRoute] = []
+        page.route_web_socket(re.compile(r"/ws/"), self._route)
+
+    def _route(self, ws: WebSocketRoute) -> None:
+        ws.connect_to_server()
+        self.routes.append(ws)
+
+    def drop(self) -> None:
+        for ws in self.routes:
+            ws.close(code=4000, reason="dropped by the test")
+        self.routes.clear()
 
 
 class Player:
@@ -108,6 +135,7 @@ def test_two_players_and_two_bots_play_a_short_game_to_the_end(
         viewport={"width": 390, "height": 844}, locale="en-US", has_touch=True
     )
     ana, bruno = laptop.new_page(), phone.new_page()
+    ana_sockets = Sockets(ana)
     errors: list[str] = []
     for p in (ana, bruno):
         p.on("pageerror", lambda e: errors.append(str(e)))
@@ -122,7 +150,7 @@ def test_two_players_and_two_bots_play_a_short_game_to_the_end(
     expect(bruno.locator(".seat.me .seat-name")).to_contain_text("Bruno")
 
     players = [Player(ana, keyboard=True), Player(bruno, keyboard=False)]
-    reloaded = False
+    reloaded = dropped = False
     table_shot = False
     start = time.monotonic()
     while time.monotonic() - start < 100:
@@ -138,10 +166,18 @@ def test_two_players_and_two_bots_play_a_short_game_to_the_end(
             expect(bruno.locator(".seat.me .seat-name")).to_contain_text("Bruno")
             expect(bruno.locator("#conn")).to_be_hidden()
             reloaded = True
+        if not dropped and time.monotonic() - start > 3 and not states[0]["end"]:
+            # A dropped connection: the client says so, reconnects by itself, plays on.
+            ana.evaluate(WATCH_CONN_JS)
+            ana_sockets.drop()
+            ana.wait_for_function("() => window.connShown === true")
+            expect(ana.locator("#conn")).to_be_hidden()
+            expect(ana.locator(".seat.me .seat-name")).to_contain_text("Ana")
+            dropped = True
         time.sleep(0.03)
     else:
         raise AssertionError("the game did not end in time")
-    assert reloaded
+    assert reloaded and dropped
     assert not errors, errors
 
     # The end screen: places, points and flies for every seat, as the record says (R23, R24).
