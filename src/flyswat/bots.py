@@ -243,8 +243,8 @@ def _contested_choice(
 
 #: The ex-Gaussian (mu, sigma, tau) the ``hard`` bot assumes for a rival's first hand: normal.
 _RIVAL_FIRST = (NORMAL.mu_ms, NORMAL.sigma_ms, NORMAL.tau_ms)
-#: ... and for a rival's second hand: first plus extra, approximated by one ex-Gaussian with
-#: the same mean and spread.
+#: ... and for a rival's second hand: first plus extra, a sum approximated by one ex-Gaussian
+#: with the same mean (Gaussian parts and tails added separately).
 _RIVAL_SECOND = (
     NORMAL.mu_ms + NORMAL.second_mu_ms,
     math.hypot(NORMAL.sigma_ms, NORMAL.second_sigma_ms),
