@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from flyswat.fast import policy, rng
-from flyswat.fast.policy import OUT_CARDS, OUT_MS, VALUES, decide
+from flyswat.fast.policy import CENTRE, CNT, OUT_CARDS, OUT_MS, ST, VALUES, decide
 
 FLIES = 96
 CARDS = 112
@@ -49,16 +49,13 @@ MAX_TRACE = 112 * 8
 
 @njit(cache=True)
 def _play(
-    st: np.ndarray,
     wf: np.ndarray,
     wi: np.ndarray,
-    table: np.ndarray,
     seats: int,
     hands: int,
     remove: int,
     window: int,
     start: int,
-    params: np.ndarray,
     points: np.ndarray,
     flies: np.ndarray,
     wrong: np.ndarray,
@@ -70,12 +67,13 @@ def _play(
     """Play one game from a fresh shuffle; fill ``points``, ``flies``, ``wrong`` (each seat's
     hands on a wrong colour, R19) and ``counters``.
 
-    With ``trace``, ``trace_deck`` gets the shuffled deck (top first) and ``trace_slaps`` one
-    row ``(turn, seat, card, ms)`` per accepted slap, in arrival order. Returns the number of
-    traced slaps.
+    ``wf`` and ``wi`` are the scratch arrays of :mod:`flyswat.fast.policy`, set up by
+    :func:`play_batch`; the centre lives in ``wi``. With ``trace``, ``trace_deck`` gets the
+    shuffled deck (top first) and ``trace_slaps`` one row ``(turn, seat, card, ms)`` per
+    accepted slap, in arrival order. Returns the number of traced slaps.
     """
     deck = np.arange(CARDS)
-    rng.shuffle(st, deck)  # R5
+    wi[ST] = rng.store(rng.shuffle(rng.load(wi[ST]), deck))  # R5
     if trace:
         trace_deck[:] = deck
     draw = np.empty((seats, 128), dtype=np.int64)  # circular buffers, top at head
@@ -87,9 +85,8 @@ def _play(
         count[s] += 1
     won = np.empty((seats, CARDS), dtype=np.int64)
     n_won = np.zeros(seats, dtype=np.int64)
-    centre = np.empty(FLIES, dtype=np.int64)
     n_centre = 0
-    cnt = np.zeros(6, dtype=np.int64)
+    wi[CNT : CNT + 6] = 0
     n_colours = 0
     first = np.full(CARDS, -1, dtype=np.int64)  # bottom hand's slap index, per card
     r_seat = np.empty(8 * 2, dtype=np.int64)
@@ -105,12 +102,12 @@ def _play(
         ending = count[seat] == 0  # R22
         turn += 1
         colour = card // 16
-        if card < FLIES and not (n_colours == 4 and cnt[colour] == 0):
-            centre[n_centre] = card  # R11, R13a
+        if card < FLIES and not (n_colours == 4 and wi[CNT + colour] == 0):
+            wi[CENTRE + n_centre] = card  # R11, R13a
             n_centre += 1
-            if cnt[colour] == 0:
+            if wi[CNT + colour] == 0:
                 n_colours += 1
-            cnt[colour] += 1
+            wi[CNT + colour] += 1
         else:
             counters[1] += 1
             counters[2 if card >= FLIES else 3] += 1
@@ -120,25 +117,28 @@ def _play(
                 # Each seat plans its hands (R16); arrivals are merged by time, ties by seat.
                 n = 0
                 for s in range(seats):
-                    k = decide(st, wf, wi, params, s, centre, n_centre, cnt, hands, counters, table)
+                    k = decide(wf, wi, s, n_centre, hands, seats)
+                    counters[10] += wi[policy.LAPSED]
+                    counters[11] += wi[policy.MISJUDGED]
                     for h in range(k):
-                        if wi[OUT_MS + h] >= window:  # R21: the window closes at slap_window_ms
+                        ms = wi[OUT_MS + h]
+                        if ms >= window:  # R21: the window closes at slap_window_ms
                             counters[9] += 1
                             continue
                         j = n
-                        while j > 0 and r_ms[j - 1] > wi[OUT_MS + h]:
+                        while j > 0 and r_ms[j - 1] > ms:
                             r_seat[j] = r_seat[j - 1]
                             r_card[j] = r_card[j - 1]
                             r_ms[j] = r_ms[j - 1]
                             j -= 1
                         r_seat[j] = s
                         r_card[j] = wi[OUT_CARDS + h]
-                        r_ms[j] = wi[OUT_MS + h]
+                        r_ms[j] = ms
                         n += 1
                 counters[5] += n
                 top = 0
                 for c in range(6):
-                    top = max(top, cnt[c])
+                    top = max(top, wi[CNT + c])
                 for i in range(n):  # R17: the first hand on a card is the bottom one
                     if first[r_card[i]] < 0:
                         first[r_card[i]] = i
@@ -150,14 +150,14 @@ def _play(
                         n_trace += 1
                 for i in range(n):  # R18, R20: wins first, in arrival order
                     c = r_card[i]
-                    if cnt[c // 16] == top and first[c] == i:
+                    if wi[CNT + c // 16] == top and first[c] == i:
                         won[r_seat[i], n_won[r_seat[i]]] = c
                         n_won[r_seat[i]] += 1
                         counters[6] += 1
                 for i in range(n):  # R19, R20: then penalties, in arrival order
                     c = r_card[i]
                     first[c] = -1
-                    if cnt[c // 16] != top:
+                    if wi[CNT + c // 16] != top:
                         counters[7] += 1
                         s = r_seat[i]
                         wrong[s] += 1
@@ -169,22 +169,23 @@ def _play(
                 # Take the won flies out of the centre (the colour counts held still till now).
                 m = 0
                 for k in range(n_centre):
-                    c = centre[k]
+                    c = wi[CENTRE + k]
                     taken = False
-                    for i in range(n):
-                        if r_card[i] == c and cnt[c // 16] == top:
-                            taken = True
-                            break
+                    if wi[CNT + c // 16] == top:
+                        for i in range(n):
+                            if r_card[i] == c:
+                                taken = True
+                                break
                     if not taken:
-                        centre[m] = c
+                        wi[CENTRE + m] = c
                         m += 1
                 n_centre = m
                 n_colours = 0
-                cnt[:] = 0
+                wi[CNT : CNT + 6] = 0
                 for k in range(n_centre):
-                    cnt[centre[k] // 16] += 1
+                    wi[CNT + wi[CENTRE + k] // 16] += 1
                 for c in range(6):
-                    if cnt[c] > 0:
+                    if wi[CNT + c] > 0:
                         n_colours += 1
         if ending:
             break
@@ -220,18 +221,19 @@ def play_batch(
 ) -> None:
     """Play ``n_games`` games, game ``g`` started by seat ``starts[g]``, seeded by ``seed``.
 
-    Fills row ``g`` of ``points``, ``flies``, ``wrong`` (per seat) and ``counters``
-    (:data:`COUNTERS`).
-    With ``trace``, also ``trace_deck[g]``, ``trace_slaps[g]`` and ``trace_n[g]``
-    (see :func:`_play`); otherwise those arrays may have a single row.
+    ``params`` has a row per seat (:data:`~flyswat.fast.policy.PARAM_FIELDS`) and, last, the
+    rival model of ``contest`` bots. Fills row ``g`` of ``points``, ``flies``, ``wrong`` (per
+    seat) and ``counters`` (:data:`COUNTERS`). With ``trace``, also ``trace_deck[g]``,
+    ``trace_slaps[g]`` and ``trace_n[g]`` (see :func:`_play`); otherwise those arrays may
+    have a single row.
     """
-    st = np.array([seed], dtype=np.uint64)
     wf = np.zeros(policy.WF_SIZE, dtype=np.float64)
     wi = np.zeros(policy.WI_SIZE, dtype=np.int64)
-    table = policy.first_table(seats - 1, hands, params)
+    policy.setup(wf, params, hands)
+    wi[ST] = seed
     for g in range(n_games):
         t = g if trace else 0
         trace_n[t] = _play(
-            st, wf, wi, table, seats, hands, remove, window, starts[g], params, points[g], flies[g],
-            wrong[g], counters[g], trace_deck[t], trace_slaps[t], trace,
+            wf, wi, seats, hands, remove, window, starts[g], points[g], flies[g], wrong[g],
+            counters[g], trace_deck[t], trace_slaps[t], trace,
         )  # fmt: skip

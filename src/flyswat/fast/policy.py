@@ -1,8 +1,14 @@
 """The bots' policy (:func:`flyswat.bots.decide`) over flat arrays, for the compiled kernel.
 
 Each function mirrors the one of :mod:`flyswat.bots` named in its docstring, step for step,
-with the same parameters (a row of :data:`PARAM_FIELDS`); only the random generator differs
-(:mod:`flyswat.fast.rng`). Cards are indices of :data:`flyswat.cards.DECK`.
+with the same parameters (a row of :data:`PARAM_FIELDS` per seat); only the random generator
+differs (:mod:`flyswat.fast.rng`). Cards are indices of :data:`flyswat.cards.DECK`.
+
+All the state a decision reads and writes lives in two scratch arrays, ``wf`` (floats) and
+``wi`` (integers), at the offsets below, shared with the game loop of
+:mod:`flyswat.fast.kernel`. Two arrays rather than ten on purpose: numba updates an atomic
+reference count for each array argument of each call, and with ten that cost more than the
+decision itself (measured with ``perf``).
 """
 
 from __future__ import annotations
@@ -35,9 +41,33 @@ PARAM_FIELDS = (
 )
 #: Columns of the rival model (the ``normal`` level's times) that ``contest`` bots assume.
 RIVAL_FIELDS = PARAM_FIELDS[:6]
-#: Where :func:`decide` counts its lapses and misjudged rounds in a game's counters.
-LAPSES = 10
-MISJUDGED = 11
+NP = len(PARAM_FIELDS)
+
+#: Layout of the float scratch array ``wf``.
+KEYS = 0  # wf[0:96]: sort keys of the targets
+TIMES = 96  # wf[96:98]: the hands' reaction times
+GAINS = 98  # wf[98:106]: expected gains, hand h and pool rank i at GAINS + 4*h + i
+PARAMS = 106  # wf[PARAMS + NP*s + j]: parameter j of seat s; after the seats, the rival model
+#: Where the table of :func:`p_first` starts, for at most 8 seats and the rival.
+TABLE = PARAMS + 9 * NP
+#: The chances of :func:`p_first` are tabulated every ``1 / TABLE_STEPS_PER_MS`` ms up to
+#: ``TABLE_MS`` and interpolated linearly (error below 1e-6; exact beyond the table).
+TABLE_MS = 4000
+TABLE_STEPS_PER_MS = 4
+TABLE_LEN = TABLE_MS * TABLE_STEPS_PER_MS + 1
+WF_SIZE = TABLE + 2 * TABLE_LEN
+
+#: Layout of the integer scratch array ``wi``.
+ST = 0  # the random generator's state (flyswat.fast.rng)
+TARGETS = 1  # wi[1:97]: the target flies, best first
+CHOSEN = 97  # wi[97:99]: the flies chosen, one per hand
+OUT_CARDS = 99  # wi[99:101]: the planned hands' flies ...
+OUT_MS = 101  # wi[101:103]: ... and times
+LAPSED = 103  # 1 when the last decision was a lapse
+MISJUDGED = 104  # 1 when the last decision misjudged the colour
+CNT = 105  # wi[105:111]: flies in the centre per colour
+CENTRE = 111  # wi[111:207]: the centre's flies, in the order placed
+WI_SIZE = 207
 
 
 @njit(cache=True)
@@ -57,109 +87,72 @@ def survival(x: float, mu: float, sigma: float, tau: float) -> float:
     return min(1.0, max(0.0, 1.0 - cdf))
 
 
-#: Layout of the float scratch array ``wf`` that :func:`decide` works in.
-SPARE = 0  # wf[0:2]: the generator's spare normal deviate (flyswat.fast.rng)
-KEYS = 2  # wf[2:98]: sort keys of the targets
-TIMES = 98  # wf[98:100]: the hands' reaction times
-GAINS = 100  # wf[100:108]: expected gains, hand h and pool rank i at GAINS + 4*h + i
-WF_SIZE = 108
-#: Layout of the integer scratch array ``wi``.
-TARGETS = 0  # wi[0:96]: the target flies, best first
-CHOSEN = 96  # wi[96:98]: the flies chosen, one per hand
-OUT_CARDS = 98  # wi[98:100]: the planned hands' flies ...
-OUT_MS = 100  # wi[100:102]: ... and times
-WI_SIZE = 102
-#: The chances of :func:`p_first` are tabulated every ``1 / TABLE_STEPS_PER_MS`` ms up to
-#: ``TABLE_MS`` and interpolated linearly (error below 1e-6; exact beyond the table).
-TABLE_MS = 4000
-TABLE_STEPS_PER_MS = 4
-
-
 @njit(cache=True)
-def p_first(t: float, rank: int, others: int, hands: int, rival: np.ndarray, r: int) -> float:
+def p_first(t: float, rank: int, others: int, hands: int, rival: np.ndarray) -> float:
     """As ``bots._p_first``: the chance that a hand at ``t`` is first on the fly ``rank``,
-    the rivals' times being row ``r`` of ``rival``."""
+    the rivals' times being ``rival`` (:data:`RIVAL_FIELDS`)."""
     if rank >= hands or others <= 0:
         return 1.0
     if rank == 0:
-        mu, sigma, tau = rival[r, 0], rival[r, 1], rival[r, 2]
+        mu, sigma, tau = rival[0], rival[1], rival[2]
     else:
-        mu = rival[r, 0] + rival[r, 3]
-        sigma = math.hypot(rival[r, 1], rival[r, 4])
-        tau = rival[r, 2] + rival[r, 5]
-    return survival(t, mu, sigma, tau) ** others
+        mu = rival[0] + rival[3]
+        sigma = math.hypot(rival[1], rival[4])
+        tau = rival[2] + rival[5]
+    chance: float = survival(t, mu, sigma, tau) ** others
+    return chance
 
 
 @njit(cache=True)
-def first_table(others: int, hands: int, params: np.ndarray) -> np.ndarray:
-    """:func:`p_first` for ranks 0 and 1 on a grid of times (see :data:`TABLE_MS`)."""
-    n = TABLE_MS * TABLE_STEPS_PER_MS + 1
-    table = np.empty((2, n), dtype=np.float64)
-    r = params.shape[0] - 1
+def setup(wf: np.ndarray, params: np.ndarray, hands: int) -> None:
+    """Copy ``params`` (a row per seat, then the rival model's row) into ``wf`` and
+    tabulate :func:`p_first` for ranks 0 and 1 against the rival."""
+    seats = params.shape[0] - 1
+    for s in range(seats + 1):
+        for j in range(NP):
+            wf[PARAMS + NP * s + j] = params[s, j]
+    rival = params[seats]
     for rank in range(2):
-        for k in range(n):
-            table[rank, k] = p_first(k / TABLE_STEPS_PER_MS, rank, others, hands, params, r)
-    return table
+        for k in range(TABLE_LEN):
+            t = k / TABLE_STEPS_PER_MS
+            wf[TABLE + rank * TABLE_LEN + k] = p_first(t, rank, seats - 1, hands, rival)
 
 
 @njit(cache=True)
-def p_first_fast(t: float, rank: int, table: np.ndarray, others: int, hands: int) -> float:
-    """:func:`p_first` read from ``table`` (:func:`first_table`), interpolated."""
-    if rank >= hands or others <= 0:
-        return 1.0
-    x = t * TABLE_STEPS_PER_MS
-    if x < 0.0 or x >= TABLE_MS * TABLE_STEPS_PER_MS:
-        return 1.0 if x < 0.0 else table[rank, TABLE_MS * TABLE_STEPS_PER_MS]
-    k = int(x)
-    f = x - k
-    return float(table[rank, k] * (1.0 - f) + table[rank, k + 1] * f)
-
-
-@njit(cache=True)
-def decide(
-    st: np.ndarray,
-    wf: np.ndarray,
-    wi: np.ndarray,
-    params: np.ndarray,
-    s: int,
-    centre: np.ndarray,
-    n_centre: int,
-    cnt: np.ndarray,
-    hands: int,
-    counters: np.ndarray,
-    table: np.ndarray,
-) -> int:
+def decide(wf: np.ndarray, wi: np.ndarray, s: int, n_centre: int, hands: int, seats: int) -> int:
     """Seat ``s``'s planned hands for a round just opened, as ``bots.decide``; how many.
 
-    ``params`` has one row per seat and, last, the rival model that ``contest`` assumes
-    (:data:`RIVAL_FIELDS`), tabulated in ``table`` (:func:`first_table`); ``cnt`` counts the
-    centre's flies by colour. The hands go to
-    ``wi[OUT_CARDS:]`` and ``wi[OUT_MS:]``, times increasing. Few arrays are passed, on
-    purpose: numba counts references to each array argument on every call, which cost more
-    than the decision itself.
+    Reads the centre (``wi[CENTRE:]``, ``n_centre`` flies; ``wi[CNT:]``) and the seat's
+    parameters (``wf[PARAMS:]``); writes the hands to ``wi[OUT_CARDS:]`` and
+    ``wi[OUT_MS:]``, times increasing, and sets ``wi[LAPSED]``, ``wi[MISJUDGED]``.
     """
-    seats = params.shape[0] - 1
-    if rng.uniform(st) < params[s, 8]:
-        counters[LAPSES] += 1
+    p = PARAMS + NP * s
+    state = rng.load(wi[ST])
+    state, u = rng.uniform(state)
+    wi[LAPSED] = 1 if u < wf[p + 8] else 0
+    wi[MISJUDGED] = 0
+    if wi[LAPSED]:
+        wi[ST] = rng.store(state)
         return 0
-    misjudge = rng.uniform(st) < params[s, 7]
+    state, u = rng.uniform(state)
     top = 0
     for c in range(6):
-        top = max(top, cnt[c])
+        top = max(top, wi[CNT + c])
     second = 0
     for c in range(6):
-        if cnt[c] < top:
-            second = max(second, cnt[c])
+        if wi[CNT + c] < top:
+            second = max(second, wi[CNT + c])
     level = top
-    if misjudge and second > 0:
+    if u < wf[p + 7] and second > 0:
         level = second
-        counters[MISJUDGED] += 1
+        wi[MISJUDGED] = 1
     # Targets: flies of a believed colour, best value first, equal values in random order.
     n = 0
     for k in range(n_centre):
-        card = centre[k]
-        if cnt[card // 16] == level:
-            key = (5 - VALUES[card % 16]) + rng.uniform(st)
+        card = wi[CENTRE + k]
+        if wi[CNT + card // 16] == level:
+            state, u = rng.uniform(state)
+            key = (5 - VALUES[card % 16]) + u
             j = n
             while j > 0 and wf[KEYS + j - 1] > key:
                 wf[KEYS + j] = wf[KEYS + j - 1]
@@ -168,33 +161,37 @@ def decide(
             wf[KEYS + j] = key
             wi[TARGETS + j] = card
             n += 1
-    wf[TIMES] = rng.ex_gauss(st, wf, params[s, 0], params[s, 1], params[s, 2])
+    state, first = rng.ex_gauss(state, wf[p], wf[p + 1], wf[p + 2])
+    wf[TIMES] = first
     n_times = 1
     for _ in range(1, min(hands, n)):
-        if rng.uniform(st) >= params[s, 9]:
+        state, u = rng.uniform(state)
+        if u >= wf[p + 9]:
             break
-        extra = rng.ex_gauss(st, wf, params[s, 3], params[s, 4], params[s, 5])
+        state, extra = rng.ex_gauss(state, wf[p + 3], wf[p + 4], wf[p + 5])
         wf[TIMES + n_times] = wf[TIMES + n_times - 1] + max(0.0, extra)
         n_times += 1
     n_chosen = 0
-    if params[s, 11] > 0.5:
-        n_chosen = contested(wf, wi, params, s, n, n_times, seats - 1, hands, table)
+    if wf[p + 11] > 0.5:
+        n_chosen = contested(wf, wi, p, n, n_times, seats - 1, hands)
     else:
         n_left = n  # wi[TARGETS:TARGETS + n_left] are the flies not yet chosen
-        sloppy = params[s, 10]
         for _ in range(n_times):
             if n_left == 0:
                 break
             i = 0
-            if sloppy > 0.0 and rng.uniform(st) < sloppy:
-                i = rng.below(st, n_left)
+            if wf[p + 10] > 0.0:
+                state, u = rng.uniform(state)
+                if u < wf[p + 10]:
+                    state, i = rng.below(state, n_left)
             wi[CHOSEN + n_chosen] = wi[TARGETS + i]
             n_chosen += 1
             for j in range(i, n_left - 1):
                 wi[TARGETS + j] = wi[TARGETS + j + 1]
             n_left -= 1
+    wi[ST] = rng.store(state)
     last = 0
-    floor = int(params[s, 6])
+    floor = int(wf[p + 6])
     for h in range(n_chosen):
         ms = max(floor, last + 1, int(np.round(wf[TIMES + h])))
         wi[OUT_CARDS + h] = wi[CHOSEN + h]
@@ -205,29 +202,29 @@ def decide(
 
 @njit(cache=True)
 def contested(
-    wf: np.ndarray,
-    wi: np.ndarray,
-    params: np.ndarray,
-    s: int,
-    n: int,
-    n_times: int,
-    others: int,
-    hands: int,
-    table: np.ndarray,
+    wf: np.ndarray, wi: np.ndarray, p: int, n: int, n_times: int, others: int, hands: int
 ) -> int:
     """As ``bots._contested_choice``: the flies (one per time) of greatest expected gain.
 
-    Reads the ``n`` targets and ``n_times`` times from the scratch arrays of :func:`decide`
-    and writes the choice to ``wi[CHOSEN:]``; returns how many hands to lay.
+    Reads the ``n`` targets and ``n_times`` times that :func:`decide` left in the scratch
+    arrays, and the seat's parameters at ``wf[p:]``; writes the choice to ``wi[CHOSEN:]`` and
+    returns how many hands to lay. The chance of being first comes from the table that
+    :func:`setup` made, interpolated.
     """
     pool = min(n, hands + n_times)
     if pool == 0:
         return 0
+    last = TABLE_LEN - 1
     for h in range(n_times):
+        x = wf[TIMES + h] * TABLE_STEPS_PER_MS
+        k = min(max(int(x), 0), last - 1)
+        f = min(max(x - k, 0.0), 1.0)
         for i in range(pool):
-            value = VALUES[wi[TARGETS + i] % 16]
-            chance = p_first_fast(wf[TIMES + h], i, table, others, hands)
-            wf[GAINS + 4 * h + i] = value * chance
+            chance = 1.0
+            if i < hands and others > 0:
+                row = TABLE + i * TABLE_LEN
+                chance = wf[row + k] * (1.0 - f) + wf[row + k + 1] * f
+            wf[GAINS + 4 * h + i] = VALUES[wi[TARGETS + i] % 16] * chance
     best = -1.0
     b0 = -1
     b1 = -1
@@ -244,7 +241,7 @@ def contested(
                     b0 = i
                     b1 = j
     k = 0
-    min_gain = params[s, 12]
+    min_gain = wf[p + 12]
     if wf[GAINS + b0] >= min_gain:
         wi[CHOSEN] = wi[TARGETS + b0]
         k = 1
