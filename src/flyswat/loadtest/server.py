@@ -24,19 +24,21 @@ def free_port() -> int:
 @contextlib.contextmanager
 def running_server(db: str | Path, port: int | None = None) -> Iterator[tuple[str, int, int]]:
     """Start ``flyswat serve`` on 127.0.0.1 with the SQLite file ``db``; yield
-    ``(http base, port, pid)`` once ``/health`` answers; stop it at the end."""
+    ``(http base, port, pid)`` once ``/health`` answers; stop it at the end.
+
+    The server's output goes to ``db`` with the suffix ``.log``."""
     port = port or free_port()
     cmd = [sys.executable, "-m", "flyswat.cli", "serve", "--port", str(port)]
     cmd += ["--db", f"sqlite:///{db}"]
-    proc = subprocess.Popen(
-        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ}
-    )
+    log_path = Path(db).with_suffix(".log")
+    log = log_path.open("ab")
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env={**os.environ})
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 30
         while True:
             if proc.poll() is not None:
-                err = proc.stderr.read().decode() if proc.stderr else ""
+                err = log_path.read_text(errors="replace")
                 raise RuntimeError(f"the server exited at once: {err[-2000:]}")
             with contextlib.suppress(httpx.HTTPError):
                 if httpx.get(base + "/health", timeout=1).status_code == 200:
@@ -52,3 +54,4 @@ def running_server(db: str | Path, port: int | None = None) -> Iterator[tuple[st
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        log.close()
