@@ -8,8 +8,10 @@ randomness and applies the planned slaps at the times they name.
 Reaction times follow the ex-Gaussian distribution, the usual model of human reaction times:
 a Gaussian (``mu``, ``sigma``) plus an exponential tail (``tau``) for the right skew. Simple
 visual reaction, pressing a key when a light appears, takes about 190 ms; choosing *which* fly
-to slap is a choice reaction (Hick's law: longer with more alternatives), so the first hand's
-``mu`` is 350–550 ms by level, and a second hand comes later still.
+to slap is a choice reaction (Hick's law: longer with more alternatives), and a player at a
+screen must then point at the card, so the first hand's ``mu`` is 480–740 ms by level (the
+pace of people clicking or tapping, so bots and people meet as equals), and a second hand
+comes later still.
 
 The three levels, :data:`LEVELS`, differ in speed, in how often they misjudge the allowed
 colour, in how often they miss a round altogether, and in aim: ``easy`` and ``normal`` go for
@@ -81,7 +83,7 @@ class Level:
 
 
 EASY = Level(
-    mu_ms=550, sigma_ms=80, tau_ms=200,
+    mu_ms=740, sigma_ms=100, tau_ms=220,
     second_mu_ms=300, second_sigma_ms=80, second_tau_ms=150,
     floor_ms=250, misjudge=0.15, lapse=0.10, second_hand=0.6, sloppy=0.3,
     contest=False, min_gain=0.0,
@@ -90,7 +92,7 @@ EASY = Level(
 """A beginner: slow, often wrong about the colour, often gets one hand down only."""
 
 NORMAL = Level(
-    mu_ms=450, sigma_ms=60, tau_ms=150,
+    mu_ms=600, sigma_ms=80, tau_ms=180,
     second_mu_ms=220, second_sigma_ms=60, second_tau_ms=100,
     floor_ms=220, misjudge=0.07, lapse=0.04, second_hand=0.9, sloppy=0.1,
     contest=False, min_gain=0.0,
@@ -99,7 +101,7 @@ NORMAL = Level(
 """A regular player: the yardstick the ``hard`` bot measures its rivals by."""
 
 HARD = Level(
-    mu_ms=350, sigma_ms=45, tau_ms=100,
+    mu_ms=480, sigma_ms=60, tau_ms=120,
     second_mu_ms=160, second_sigma_ms=40, second_tau_ms=70,
     floor_ms=200, misjudge=0.02, lapse=0.01, second_hand=1.0, sloppy=0.0,
     contest=True, min_gain=0.25,
