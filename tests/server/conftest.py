@@ -130,6 +130,7 @@ class Player:
     reaction_ms: int = 250
     slaps: bool = True
     reveals: bool = True
+    _tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     @classmethod
     @contextlib.asynccontextmanager
@@ -176,7 +177,7 @@ class Player:
             if kind == "over":
                 return msg
             if kind == "reveal" and v and v["round"] is not None and self.slaps:
-                await self._slap(v, msg["turn"])
+                self._tasks.append(asyncio.create_task(self._slap(v, msg["turn"])))
             if kind in ("started", "reveal", "round") and v and self.reveals and self._to_move(v):
                 await self.send(type="reveal")
 
@@ -187,6 +188,8 @@ class Player:
         ok = allowed(v["centre"])
         targets = sorted((c for c in v["centre"] if c[0] in ok), key=lambda c: -int(c[1]))
         for i, card in enumerate(targets[: v["hands"]]):
+            # A human's hand lands after its reaction time; the claim is that time.
+            await asyncio.sleep((self.reaction_ms + 100 * i) / 1000 if i == 0 else 0.1)
             await self.send(type="slap", card=card, ms=self.reaction_ms + 100 * i, turn=turn)
         await self.send(type="done", turn=turn)
 
