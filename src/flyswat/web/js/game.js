@@ -79,6 +79,7 @@ export function tablePage(app, code) {
         render(true);
         break;
       case "reveal":
+        if (msg.auto && msg.seat === s.seat) toast(t("table.autoReveal"));
         s.view = msg.view;
         s.revealSent = false;
         s.resolved = null;
@@ -335,6 +336,7 @@ export function tablePage(app, code) {
         ? { allowed: s.resolved.allowed, won: s.resolved.won, penalties: s.resolved.penalties }
         : null,
       canReveal: me() !== null && v.to_move === me() && !v.round && !over && !s.revealSent,
+      turnTimeoutMs: s.table.options.turn_timeout_ms,
       over,
       result,
     };
@@ -380,6 +382,7 @@ export function tablePage(app, code) {
   function patch() {
     if (!s.round || !root.querySelector(".table.round-open")) return render(false);
     patchRound(root, scene());
+    fitCentre(root);
     showReaction();
   }
 

@@ -76,7 +76,7 @@ export function homePage(app) {
         <label class="field"><span data-i18n="home.seats"></span>
           <select name="seats">${[2, 3, 4, 5, 6, 7, 8].map((n) => `<option ${n === 4 ? "selected" : ""}>${n}</option>`).join("")}</select>
           <small data-i18n="home.handsNote"></small></label>
-        <div class="field"><span data-i18n="home.players"></span><div class="bots"></div></div>
+        <div class="field players"><span data-i18n="home.players"></span><div class="bots"></div></div>
         <label class="field"><span data-i18n="home.length"></span>
           <select name="length">${LENGTHS.map((l) => `<option value="${l.remove}" data-i18n="${l.key}"></option>`).join("")}</select></label>
         <label class="field"><span data-i18n="home.window"></span>

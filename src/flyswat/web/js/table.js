@@ -96,8 +96,13 @@ function centreCard(scene, entry, k) {
   const mine = scene.mine && scene.mine.includes(card);
   if (mine) classes.push("mine");
   if (scene.roundOpen && scene.me !== null && !scene.over) classes.push("slappable");
+  // Hands fan out from the bottom one (R17); many hands squeeze closer to stay on the card.
+  const step = Math.min(0.19, 0.55 / Math.max(1, hands.length - 1));
   const stack = hands
-    .map((seat, j) => `<span class="stacked" style="--j:${j}">${handSvg(seat, seatLabel(scene, seat))}</span>`)
+    .map(
+      (seat, j) =>
+        `<span class="stacked" style="--j:${j};--step:${step}">${handSvg(seat, seatLabel(scene, seat))}</span>`,
+    )
     .join("");
   const mark =
     outcome === "won"
@@ -152,7 +157,9 @@ function myBar(scene) {
     const on = mine[h];
     return `<span class="my-hand ${on ? "used" : "free"}">${handSvg(scene.me)}<small>${esc(on ? cardName(on) : t("table.handFree"))}</small></span>`;
   }).join("");
-  const revealBtn = `<button class="btn reveal" data-action="reveal" ${scene.canReveal ? "" : "disabled"}>
+  // The bar under the button runs out when the server would reveal for an absent player.
+  const timed = scene.canReveal && scene.turnTimeoutMs ? ` timed" style="--timeout:${scene.turnTimeoutMs}ms` : "";
+  const revealBtn = `<button class="btn reveal${timed}" data-action="reveal" ${scene.canReveal ? "" : "disabled"}>
       ${esc(t("table.reveal"))} <kbd>${esc(t("key.space"))}</kbd></button>`;
   const doneBtn = scene.roundOpen
     ? `<button class="btn done" data-action="done" ${scene.iAmDone ? "disabled" : ""}>${esc(t("table.done"))} <kbd>${esc(t("key.enter"))}</kbd></button>`
