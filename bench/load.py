@@ -1,0 +1,247 @@
+"""Load: how many players one ``flyswat serve`` process holds, and how fast it answers them.
+
+For each size in ``--tables``, a fresh server process (``flyswat serve`` on 127.0.0.1, its own
+SQLite file) and, in other processes, load players on real WebSockets
+(:mod:`flyswat.loadtest.load`): ``--workers`` bulk worker processes share the tables, and one
+*probe* worker plays ``--probe`` more tables with nothing else to do, so that its latency
+figures are the server's and loopback's, not a busy client's. Every human seat is a load
+player; ``--bots B`` makes the last B seats of each table server bots.
+
+Timeline of a step: tables opened and every player connected and ready (the server's RSS is
+read: *lobby*), every game started at once, ``--warmup`` seconds, then ``--duration`` seconds
+measured: messages per second both ways (counted by the clients), the server's and each
+worker's CPU (``/proc``), the server's RSS (*play*), and per round the time from the last
+``done`` to the ``round`` message (``round``), per reveal the time from ``reveal`` sent to
+its broadcast received (``reveal``). Games are not finished: a step measures a steady state.
+
+    uv run python bench/load.py --tables 125 250 500          # the figures, one line a size
+    uv run python bench/load.py --tables 500 --profile        # and py-spy on the server
+
+``--profile`` needs ``py-spy`` (``uv tool install py-spy``); it samples the server during the
+measured window without pausing it and prints the functions with the most samples.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from flyswat.loadtest.load import (
+    Plan,
+    ServerProcess,
+    cpu_seconds,
+    cpu_wait_seconds,
+    free_port,
+    percentile,
+    raise_fd_limit,
+    rss_bytes,
+    worker_main,
+)
+
+
+def split(total: int, parts: int) -> list[int]:
+    """``total`` tables over ``parts`` workers, as evenly as can be."""
+    return [total // parts + (1 if i < total % parts else 0) for i in range(parts)]
+
+
+def profile(pid: int, seconds: float, out: Path) -> subprocess.Popen[bytes] | None:
+    """Start py-spy sampling ``pid`` for ``seconds`` (collapsed stacks to ``out``)."""
+    exe = shutil.which("py-spy") or str(Path.home() / ".local/bin/py-spy")
+    if not Path(exe).exists():
+        print("py-spy not found: uv tool install py-spy")
+        return None
+    cmd = [exe, "record", "-p", str(pid), "-d", str(int(seconds)), "-r", "100",
+           "--nonblocking", "-f", "raw", "-o", str(out)]  # fmt: skip
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def summarize_profile(path: Path, seconds: float, top: int = 25) -> list[str]:
+    """Lines of the profile: busy share, then functions by own and by total samples."""
+    own: Counter[str] = Counter()
+    total: Counter[str] = Counter()
+    busy = 0
+    for line in path.read_text().splitlines():
+        stack, _, n = line.rpartition(" ")
+        count = int(n)
+        frames = [f.split(" (")[0] + " (" + f.split(" (")[-1].split(":")[0].split("/")[-1] + ")"
+                  for f in stack.split(";")]  # fmt: skip
+        busy += count
+        own[frames[-1]] += count
+        for f in set(frames):
+            total[f] += count
+    lines = [f"server busy: {busy / (seconds * 100):.0%} of the samples ({busy} at 100 Hz)"]
+    lines.append("own time (share of busy samples):")
+    lines += [f"  {n / busy:6.1%}  {f}" for f, n in own.most_common(top)]
+    lines.append("total time, including callees:")
+    lines += [f"  {n / busy:6.1%}  {f}" for f, n in total.most_common(top * 2)]
+    return lines
+
+
+def step(tables: int, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+    """One size: a fresh server, the workers, the measurement; returns the figures."""
+    db = workdir / f"load-{tables}.db"
+    server = ServerProcess(f"sqlite:///{db}", free_port(), workdir / f"server-{tables}.log")
+    server.start()
+    rss0 = rss_bytes(server.pid)
+    ctx = mp.get_context("spawn")
+    go, results = ctx.Event(), ctx.Queue()
+    options = {"turn_timeout_ms": args.turn_timeout_ms}
+    plans = [Plan(server.http, args.probe, bots=args.bots, options=options, seed=0,
+                  warmup_s=args.warmup, duration_s=args.duration, name="probe")]  # fmt: skip
+    plans += [
+        Plan(server.http, n, bots=args.bots, options=options, seed=i + 1,
+             warmup_s=args.warmup, duration_s=args.duration, name=f"bulk{i}")
+        for i, n in enumerate(split(tables - args.probe, args.workers))
+    ]  # fmt: skip
+    timeout = args.setup_timeout + args.warmup + args.duration + 60
+    readies = [ctx.Event() for _ in plans]
+    procs = [
+        ctx.Process(target=worker_main, args=(plan, timeout, ready, go, results), daemon=True)
+        for plan, ready in zip(plans, readies, strict=True)
+    ]
+    for proc in procs:
+        proc.start()
+    t0 = time.monotonic()
+    try:
+        while not all(r.is_set() for r in readies):
+            if time.monotonic() - t0 > args.setup_timeout:
+                raise TimeoutError(f"setup took over {args.setup_timeout} s")
+            time.sleep(0.2)
+        setup_s = time.monotonic() - t0
+        time.sleep(1)
+        rss_lobby = rss_bytes(server.pid)
+        go.set()
+        time.sleep(args.warmup)
+        pids = {"server": server.pid} | {p.name: pr.pid for p, pr in zip(plans, procs, strict=True)}
+        cpu0 = {k: cpu_seconds(pid) for k, pid in pids.items()}
+        wait0 = {k: cpu_wait_seconds(pid) for k, pid in pids.items()}
+        load0 = os.getloadavg()[0]
+        w0 = time.monotonic()
+        spy = profile(server.pid, args.duration, workdir / f"prof-{tables}.txt") if args.profile \
+            else None  # fmt: skip
+        rss_samples = []
+        while time.monotonic() - w0 < args.duration:
+            time.sleep(1)
+            rss_samples.append(rss_bytes(server.pid))
+        cpu1 = {k: cpu_seconds(pid) for k, pid in pids.items()}
+        wait1 = {k: cpu_wait_seconds(pid) for k, pid in pids.items()}
+        load1 = os.getloadavg()[0]
+        window = time.monotonic() - w0
+        outs = [results.get(timeout=120) for _ in plans]
+    finally:
+        for proc in procs:
+            proc.join(30)
+            if proc.is_alive():
+                proc.kill()
+        server.stop()
+    errors = [o["error"] for o in outs if "error" in o]
+    if errors:
+        raise RuntimeError("; ".join(errors))
+    players = tables * (4 - args.bots)
+    probe = next(o for o in outs if o["name"] == "probe")
+    bulk = [o for o in outs if o["name"] != "probe"]
+    every = outs
+    bulk_round = [ms for o in bulk for ms in o["round_ms"]]
+    bulk_reveal = [ms for o in bulk for ms in o["reveal_ms"]]
+    rss_play = max(rss_samples)
+    fig: dict[str, Any] = {
+        "tables": tables,
+        "players": players,
+        "bots": tables * args.bots,
+        "setup_s": round(setup_s, 1),
+        "rss_start_mb": rss0 / 2**20,
+        "rss_lobby_mb": rss_lobby / 2**20,
+        "rss_play_mb": rss_play / 2**20,
+        "kb_per_player_lobby": (rss_lobby - rss0) / 1024 / players,
+        "kb_per_player_play": (rss_play - rss0) / 1024 / players,
+        "cpu": {k: (cpu1[k] - cpu0[k]) / window for k in pids},
+        "cpu_wait": {k: (wait1[k] - wait0[k]) / window for k in pids},
+        "loadavg": (load0, load1),
+        "msgs_out_per_s": sum(o["received_per_s"] for o in every),
+        "msgs_in_per_s": sum(o["sent_per_s"] for o in every),
+        "probe_round_ms": [percentile(probe["round_ms"], q) for q in (50, 99, 100)],
+        "probe_reveal_ms": [percentile(probe["reveal_ms"], q) for q in (50, 99, 100)],
+        "probe_rounds": len(probe["round_ms"]),
+        "bulk_round_ms": [percentile(bulk_round, q) for q in (50, 99, 100)],
+        "bulk_reveal_ms": [percentile(bulk_reveal, q) for q in (50, 99, 100)],
+        "bulk_rounds": sum(len(o["round_ms"]) for o in bulk),
+        "lag_p99_ms": {o["name"]: percentile(o["lag_ms"], 99) for o in every},
+        "errors": sum((Counter(o["errors"]) for o in every), Counter()),
+        "reconnects": sum(o["reconnects"] + o["failed_connects"] for o in every),
+    }
+    if spy is not None:
+        spy.wait(args.duration + 30)
+        fig["profile"] = summarize_profile(workdir / f"prof-{tables}.txt", args.duration)
+    return fig
+
+
+def show(fig: dict[str, Any]) -> None:
+    """Print one step's figures."""
+    cpu = ", ".join(f"{k} {v:.0%}" for k, v in fig["cpu"].items())
+    wait = ", ".join(f"{k} {v:.0%}" for k, v in fig["cpu_wait"].items())
+    pr, pv = fig["probe_round_ms"], fig["probe_reveal_ms"]
+    br, bv = fig["bulk_round_ms"], fig["bulk_reveal_ms"]
+    print(
+        f"{fig['tables']} tables, {fig['players']} players, {fig['bots']} bots "
+        f"(set up in {fig['setup_s']} s)\n"
+        f"  messages/s: {fig['msgs_out_per_s']:.0f} out, {fig['msgs_in_per_s']:.0f} in\n"
+        f"  round  ms p50/p99/max: probe {pr[0]:.1f}/{pr[1]:.1f}/{pr[2]:.1f} "
+        f"({fig['probe_rounds']} rounds), bulk {br[0]:.1f}/{br[1]:.1f}/{br[2]:.1f} "
+        f"({fig['bulk_rounds']})\n"
+        f"  reveal ms p50/p99/max: probe {pv[0]:.1f}/{pv[1]:.1f}/{pv[2]:.1f}, "
+        f"bulk {bv[0]:.1f}/{bv[1]:.1f}/{bv[2]:.1f}\n"
+        f"  client loop lag p99 ms: "
+        + ", ".join(f"{k} {v:.1f}" for k, v in fig["lag_p99_ms"].items())
+        + f"\n  server RSS MB: start {fig['rss_start_mb']:.0f}, lobby {fig['rss_lobby_mb']:.0f}, "
+        f"play {fig['rss_play_mb']:.0f}; per player {fig['kb_per_player_lobby']:.0f} KB "
+        f"(lobby), {fig['kb_per_player_play']:.0f} KB (play)\n"
+        f"  CPU (share of one core): {cpu}\n"
+        f"  waiting for a CPU (share of the window): {wait}; load average "
+        f"{fig['loadavg'][0]:.1f} -> {fig['loadavg'][1]:.1f}\n"
+        f"  errors: {dict(fig['errors']) or 'none'}; reconnects {fig['reconnects']}",
+        flush=True,
+    )
+    for line in fig.get("profile", []):
+        print("  " + line)
+
+
+def main() -> None:
+    """Run every size in ``--tables`` and print its figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tables", type=int, nargs="+", default=[125, 250, 500],
+                        help="tables per step, 4 seats each (default 125 250 500)")  # fmt: skip
+    parser.add_argument("--bots", type=int, default=0, help="server bots per table (0-3)")
+    parser.add_argument("--workers", type=int, default=1, help="bulk worker processes")
+    parser.add_argument("--probe", type=int, default=5, help="tables of the probe worker")
+    parser.add_argument("--warmup", type=float, default=15.0, help="seconds before measuring")
+    parser.add_argument("--duration", type=float, default=30.0, help="seconds measured")
+    parser.add_argument("--setup-timeout", type=float, default=300.0)
+    parser.add_argument("--turn-timeout-ms", type=int, default=4000)
+    parser.add_argument("--profile", action="store_true", help="py-spy the server")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--keep", type=Path, help="keep the databases, logs and profiles here")
+    args = parser.parse_args()
+    print(f"open files allowed: {raise_fd_limit()}")
+    figures = []
+    with tempfile.TemporaryDirectory(prefix="flyswat-load-") as tmp:
+        workdir = args.keep or Path(tmp)
+        workdir.mkdir(parents=True, exist_ok=True)
+        for tables in args.tables:
+            fig = step(tables, args, workdir)
+            show(fig)
+            figures.append(fig)
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=1, default=str))
+
+
+if __name__ == "__main__":
+    main()
