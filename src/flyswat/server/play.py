@@ -219,14 +219,13 @@ class Table(TableBase):
             client.send(msg)
 
     def _current_round(self, turn: int | None) -> tuple[Game, RoundArbiter]:
-        game = self._game()
-        if turn is not None and turn != len(game.turns):
-            raise IllegalActionError(
-                f"that round (turn {turn}) is over; this is turn {len(game.turns)}", "stale_round"
-            )
-        if game.round is None or self.arbiter is None:
+        game, arb = self._game(), self.arbiter
+        is_open = game.round is not None and arb is not None
+        if turn is not None and (turn != len(game.turns) or not is_open):
+            raise IllegalActionError(f"the round of turn {turn} is not open", "stale_round")
+        if game.round is None or arb is None:
             raise IllegalActionError("no slap round is open", "no_round")
-        return game, self.arbiter
+        return game, arb
 
     def slap(self, seat: int, card_text: str, client_ms: int | None, turn: int | None) -> None:
         """``seat`` lays a hand on ``card_text`` (R16) claiming reaction time ``client_ms``.
