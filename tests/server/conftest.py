@@ -15,7 +15,7 @@ import socket
 import threading
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -168,18 +168,24 @@ class Player:
             if msg["type"] == kind:
                 return msg
 
-    async def play(self, timeout: float = 60) -> dict[str, Any]:
-        """Play until the game is over; returns the ``over`` message."""
+    async def play(
+        self, timeout: float = 60, until: Callable[[dict[str, Any]], bool] | None = None
+    ) -> dict[str, Any]:
+        """Play until the game is over (or a message satisfies ``until``); that message.
+
+        The welcome already received counts too, so a player who reconnects carries on."""
         deadline = time.monotonic() + timeout
+        msg = self.received[-1]
         while True:
-            msg = await self.recv(max(0.1, deadline - time.monotonic()))
             kind, v = msg["type"], msg.get("view")
-            if kind == "over":
+            if kind == "over" or (until is not None and until(msg)):
                 return msg
-            if kind == "reveal" and v and v["round"] is not None and self.slaps:
-                self._tasks.append(asyncio.create_task(self._slap(v, msg["turn"])))
-            if kind in ("started", "reveal", "round") and v and self.reveals and self._to_move(v):
+            if kind in ("reveal", "welcome") and v and v["round"] is not None and self.slaps:
+                self._tasks.append(asyncio.create_task(self._slap(v, v["turn"])))
+            moves = kind in ("welcome", "started", "reveal", "round")
+            if moves and v and self.reveals and self._to_move(v):
                 await self.send(type="reveal")
+            msg = await self.recv(max(0.1, deadline - time.monotonic()))
 
     def _to_move(self, v: dict[str, Any]) -> bool:
         return bool(v["to_move"] == self.seat and v["round"] is None and not v["over"])

@@ -129,7 +129,7 @@ async def test_before_hello_with_a_bad_token_and_as_a_spectator_nobody_can_act(
 async def test_slap_refusals_in_a_round_change_nothing(duo: tuple[Player, Player, str]) -> None:
     ana, bruno, _ = duo
     started = await start(ana, bruno)
-    mover, other = (ana, bruno) if started["view"]["to_move"] == ana.seat else (bruno, ana)
+    other = bruno if started["view"]["to_move"] == ana.seat else ana
     assert await error_of(other, type="reveal") == "not_your_turn"
     assert await error_of(ana, type="slap", card="R3-1", ms=300) == "no_round"
     shown = await until_round(ana, bruno, started["view"], least=3)

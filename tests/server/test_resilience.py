@@ -1,0 +1,135 @@
+"""Nothing lost: a player who drops carries on; a server killed mid-game resumes it."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from flyswat.record import verify_record
+
+from .conftest import Live, Player, create_table, free_port, join_table
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_a_dropped_player_is_revealed_for_then_reconnects_with_its_token(
+    live: Live,
+) -> None:
+    seated = await create_table(live, bots=[{"seat": 2, "level": "normal"}], seats=3, remove=70)
+    code = seated["code"]
+    joined = await join_table(live, code, "Bruno")
+    async with Player.connect(live.ws, code, seated["token"]) as ana:
+        async with Player.connect(live.ws, code, joined["token"]) as bruno:
+            await bruno.send(type="ready")
+            await ana.send(type="start")
+            await bruno.expect("started")
+        # Bruno is gone: the table reveals for him after the turn timeout.
+        auto = await ana.play(until=lambda m: m["type"] == "reveal" and m["auto"])
+        assert auto["seat"] == bruno.seat
+        table = (await asyncio.to_thread(live.get, f"/api/tables/{code}")).json()
+        assert [p["connected"] for p in table["players"]] == [True, False, True]
+        async with Player.connect(live.ws, code, joined["token"]) as back:
+            welcome = back.received[0]
+            assert welcome["seat"] == 1
+            assert welcome["view"]["turn"] >= auto["turn"]
+            overs = await asyncio.gather(ana.play(), back.play())
+    assert overs[0]["result"] == overs[1]["result"]
+    record = (await asyncio.to_thread(live.get, f"/api/tables/{code}/record")).json()
+    assert verify_record(record) == []
+
+
+class Process:
+    """``flyswat serve`` as a real process on a free port."""
+
+    def __init__(self, db: str, port: int) -> None:
+        self.url = f"http://127.0.0.1:{port}"
+        self.ws = f"ws://127.0.0.1:{port}"
+        cmd = [sys.executable, "-m", "flyswat.cli", "serve", "--port", str(port), "--db", db]
+        self.proc = subprocess.Popen(
+            [*cmd, "--bot-pace", "0.05"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(self.url + "/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                self.kill()
+                raise RuntimeError(f"the server did not start: {self.output()}")
+            time.sleep(0.05)
+
+    def output(self) -> str:
+        return self.proc.stdout.read().decode() if self.proc.stdout else ""
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(10)
+
+
+@pytest.fixture
+def processes() -> Iterator[list[Process]]:
+    started: list[Process] = []
+    yield started
+    for p in started:
+        p.kill()
+        if p.proc.stdout:
+            p.proc.stdout.close()
+
+
+@pytest.mark.anyio
+async def test_a_killed_server_restarts_from_its_store_and_the_game_goes_on(
+    tmp_path: Path, processes: list[Process]
+) -> None:
+    db, port = f"sqlite:///{tmp_path / 'crash.db'}", free_port()
+    first = Process(db, port)
+    processes.append(first)
+    assert "http://127.0.0.1:" in first.proc.stdout.readline().decode()  # type: ignore[union-attr]
+    live = Live(first.url, first.ws, None)
+    bots = [{"seat": 1, "level": "hard"}, {"seat": 2, "level": "easy"}]
+    seated = await create_table(live, seats=3, bots=bots, remove=76)
+    code, token = seated["code"], seated["token"]
+    async with Player.connect(live.ws, code, token) as ana:
+        await ana.send(type="start")
+        started = await ana.expect("started")
+        await ana.play(until=lambda m: m["type"] == "reveal" and m["turn"] >= 8)
+        seen = [(m["seat"], m["card"]) for m in ana.received if m["type"] == "reveal"]
+        await asyncio.to_thread(first.kill)
+    second = Process(db, port)
+    processes.append(second)
+    info = (await asyncio.to_thread(live.get, f"/api/tables/{code}")).json()
+    assert info["state"] == "playing"
+    assert info["commitment"] == started["commitment"]
+    async with Player.connect(live.ws, code, token) as ana:
+        assert ana.received[0]["view"]["turn"] >= len(seen)
+        over = await ana.play()
+    record: dict[str, Any] = (
+        await asyncio.to_thread(live.get, f"/api/tables/{code}/record")
+    ).json()
+    assert verify_record(record) == []
+    assert [(t["seat"], t["card"]) for t in record["turns"][: len(seen)]] == seen
+    assert record["commitment"] == started["commitment"] == over["commitment"]
+    await asyncio.to_thread(second.kill)
+    third = Process(db, port)  # a finished game keeps its record
+    processes.append(third)
+    again = (await asyncio.to_thread(live.get, f"/api/tables/{code}/record")).json()
+    assert again == record

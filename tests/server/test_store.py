@@ -1,0 +1,77 @@
+"""The store: events in order, records kept, schema migrated; SQLite and PostgreSQL alike."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+
+from flyswat.record import verify_record
+from flyswat.server.store import SCHEMA_VERSION, Store, engine_url
+
+from .conftest import Player, create_table, serve
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def url(request: pytest.FixtureRequest, db_url: str) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield db_url
+    else:
+        yield request.getfixturevalue("pg_url")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def test_postgresql_urls_use_psycopg() -> None:
+    assert engine_url("postgresql://u:p@h/db") == "postgresql+psycopg://u:p@h/db"
+    assert engine_url("sqlite:///x.db") == "sqlite:///x.db"
+
+
+def test_events_come_back_in_order_per_table(url: str) -> None:
+    store = Store(url)
+    try:
+        store.append("AAAAAA", "create", {"options": {"seats": 2}, "host": 0})
+        store.append("BBBBBB", "create", {"options": {"seats": 3}, "host": 0})
+        for i in range(5):
+            store.append("AAAAAA", "reveal", {"turn": i + 1, "card": "R3-1"})
+        store.append("AAAAAA", "start", {"seed": "x"})
+        events = store.events("AAAAAA")
+        assert [k for k, _ in events] == ["create"] + ["reveal"] * 5 + ["start"]
+        assert [d["turn"] for k, d in events if k == "reveal"] == [1, 2, 3, 4, 5]
+        assert dict(store.codes()) == {"AAAAAA": "playing", "BBBBBB": "lobby"}
+        assert store.record("AAAAAA") is None
+        store.save_record("g1", "AAAAAA", {"id": "g1"})
+        assert store.record("AAAAAA") == {"id": "g1"}
+    finally:
+        store.close()
+
+
+def test_opening_again_keeps_everything_and_the_schema_version(url: str) -> None:
+    first = Store(url)
+    first.append("CCCCCC", "create", {"options": {}, "host": 0})
+    first.close()
+    second = Store(url)
+    try:
+        assert second.migrate() == SCHEMA_VERSION
+        assert second.events("CCCCCC") == [("create", {"options": {}, "host": 0})]
+    finally:
+        second.close()
+
+
+@pytest.mark.anyio
+async def test_a_game_on_the_store_is_rebuilt_by_a_new_server(url: str) -> None:
+    with serve(url) as live:
+        seated = await create_table(live, seats=2, bots=[{"seat": 1, "level": "hard"}], remove=90)
+        async with Player.connect(live.ws, seated["code"], seated["token"]) as ana:
+            await ana.send(type="start")
+            await ana.play(until=lambda m: m["type"] == "reveal" and m["turn"] >= 5)
+    with serve(url) as live:
+        async with Player.connect(live.ws, seated["code"], seated["token"]) as ana:
+            assert ana.received[0]["view"]["turn"] >= 5
+            await ana.play()
+        reply = await asyncio.to_thread(live.get, f"/api/tables/{seated['code']}/record")
+        assert verify_record(reply.json()) == []
