@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from flyswat import bots
+from flyswat.cli import main
 from flyswat.errors import MalformedError
 from flyswat.fast import FastResult, batch, game, records, simulate_fast, summary, with_faster_hand
 from flyswat.fast.batch import places
-from flyswat.record import verify_record
+from flyswat.record import read_record, verify_record
 from flyswat.rules import Rules
 from flyswat.simulate import GameStats, simulate
 
@@ -190,3 +192,25 @@ def test_the_agreement_check_tells_a_different_bot_apart(
     fast = dataclasses.replace(fast, levels=levels)
     z = _z_scores(reference[0], fast, levels)
     assert max(abs(v) for v in z.values()) > 4
+
+
+# -- the command -----------------------------------------------------------------------------
+
+
+def test_flyswat_simulate_fast_prints_the_summary_and_writes_valid_records(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "records"
+    argv = ["simulate", "--fast", "--games", "25", "--bots", "easy,hard", "--seed", "9"]
+    assert main([*argv, "--seats", "3", "--records", str(folder)]) == 0
+    assert "25 bot games" in capsys.readouterr().out
+    files = sorted(folder.glob("*.json"))
+    assert len(files) == 25
+    assert all(verify_record(read_record(f)) == [] for f in files)
+
+
+def test_flyswat_simulate_fast_refuses_a_plot(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["simulate", "--fast", "--plot", str(tmp_path / "p.png")]) == 2
+    assert "--plot" in capsys.readouterr().err

@@ -357,6 +357,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--remove", type=int, default=0, help="cards removed unseen (R6)")
     parser.add_argument("--records", type=Path, help="write one game record per game here")
     parser.add_argument("--plot", type=Path, help="write a figure of the results (PNG)")
+    parser.add_argument(
+        "--fast", action="store_true", help="the compiled fast simulator (flyswat.fast)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -364,6 +367,10 @@ def run(args: argparse.Namespace) -> int:
 
     Returns 0, or 2 with a message on standard error for a bad option or an unwritable path.
     """
+    if getattr(args, "fast", False):
+        from flyswat.fast.command import run as run_fast
+
+        return run_fast(args)
     try:
         rules = Rules(seats=args.seats, remove=args.remove)
         levels = [s.strip() for s in args.bots.split(",") if s.strip()]

@@ -233,12 +233,13 @@ def game(result: FastResult, g: int) -> Game:
 
 
 def records(
-    result: FastResult, *, started_at: str = "1970-01-01T00:00:00Z"
+    result: FastResult, *, started_at: str = "1970-01-01T00:00:00Z", prefix: str = "fast"
 ) -> Iterator[dict[str, Any]]:
     """The record (``shared/RECORD.md``) of every game of a traced ``result``, in order.
 
     Each is built by replaying the game's facts through the reference engine (:func:`game`);
     its ``seed`` is null, since the deal came from the fast generator, not from R5's shuffle.
+    Game ``g``'s ``id`` is ``f"{prefix}-{g}"``.
     """
     from flyswat.record import to_record
 
@@ -247,7 +248,7 @@ def records(
         for k, level in enumerate(result.levels)
     ]
     for g in range(result.games):
-        yield to_record(game(result, g), seats, id=f"fast-{g}", started_at=started_at)
+        yield to_record(game(result, g), seats, id=f"{prefix}-{g}", started_at=started_at)
 
 
 def with_faster_hand(level: LevelLike, ms: float) -> bots.Level:
