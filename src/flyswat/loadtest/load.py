@@ -412,7 +412,10 @@ class Worker:
             reply = await self._request("POST", f"/api/tables/{table.code}/start", {"token": host})
             if reply.status_code == 200:
                 break
-            if reply.json().get("error") != "not_ready" or loop.time() > end:
+            error = reply.json().get("error")
+            if error == "already_started":  # our start went through, its answer was lost
+                break
+            if error != "not_ready" or loop.time() > end:
                 reply.raise_for_status()
                 raise TimeoutError(f"table {table.code}: {reply.text}")
             await asyncio.sleep(0.05)
