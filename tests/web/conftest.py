@@ -76,9 +76,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         log.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    """One Chromium for the whole session (each test opens its own contexts)."""
+    """One Chromium per test module (each test opens its own contexts).
+
+    Module scope, not session: Playwright's sync API keeps its own event loop while it is
+    open, and tests elsewhere that run asyncio must not find it there.
+    """
     if not CHROMIUM.exists():
         pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
     from playwright.sync_api import expect, sync_playwright

@@ -149,6 +149,15 @@ def test_two_players_and_two_bots_play_a_short_game_to_the_end(
     expect(bruno.locator(".table")).to_be_visible()
     expect(bruno.locator(".seat.me .seat-name")).to_contain_text("Bruno")
 
+    # Someone who opens the link after the start watches: the table, but no actions.
+    guest = browser.new_context(viewport={"width": 1024, "height": 700}, locale="en")
+    watcher = guest.new_page()
+    watcher.goto(link)
+    expect(watcher.locator(".watching")).to_have_text("You are watching this game.")
+    expect(watcher.locator(".seat")).to_have_count(4)
+    expect(watcher.locator("button.reveal")).to_have_count(0)
+    guest.close()
+
     players = [Player(ana, keyboard=True), Player(bruno, keyboard=False)]
     reloaded = dropped = False
     table_shot = False

@@ -357,7 +357,9 @@ export function tablePage(app, code) {
     if (!animate) tableEl.classList.add("still");
     let extra = "";
     if (me() === null) extra += `<div class="watching">${esc(t("table.watching"))}</div>`;
-    if (sc.over) {
+    // The last round's hands stay in view a moment before the result covers the table.
+    const settled = !s.resolved || performance.now() >= s.resolved.until - 20;
+    if (sc.over && settled) {
       extra += s.endDismissed
         ? `<div class="watching"><button class="btn" data-action="show-end">${esc(t("end.show"))}</button></div>`
         : endHtml(s, sc);
