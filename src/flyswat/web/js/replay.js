@@ -62,7 +62,9 @@ function resultHtml(rec, result) {
   return `<table class="scores"><thead><tr><th>${esc(t("end.placeHead"))}</th><th>${esc(t("end.player"))}</th>
     <th class="num">${esc(t("end.points"))}</th><th class="num">${esc(t("end.flies"))}</th></tr></thead><tbody>${order
       .map(
-        ({ place, seat }) => `<tr class="${place === 1 ? "first" : ""}"><td class="place">${esc(t("end.place", { n: place }))}</td>
+        ({ place, seat }) => `<tr class="${place === 1 ? "first" : ""}"><td class="place">${esc(t("end.place", { n: place }))}${
+          result.places.filter((p) => p === place).length > 1 ? ` <small>${esc(t("end.tie"))}</small>` : ""
+        }</td>
         <td><span class="seat-no" style="background:${SEAT_COLOURS[seat % 8]}">${seat + 1}</span> ${esc(rec.seats[seat].name)}</td>
         <td class="num">${result.points[seat]}</td><td class="num">${result.flies[seat]}</td></tr>`,
       )
