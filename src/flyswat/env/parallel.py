@@ -34,7 +34,7 @@ from pettingzoo import ParallelEnv
 
 from flyswat import bots
 from flyswat.cards import DECK, Card
-from flyswat.engine import Game
+from flyswat.engine import Game, Result
 from flyswat.env import encoding
 from flyswat.errors import MalformedError
 from flyswat.rules import Rules
@@ -224,6 +224,10 @@ class FlyswatParallelEnv(ParallelEnv):  # type: ignore[misc]
                 info["place"] = game.result().places[self._seat[a]]
             infos[a] = info
         return infos
+
+    def result(self) -> Result:
+        """The result of the game just played (R23, R24); raises unless it is over."""
+        return self._game().result()
 
     def render(self) -> str | None:
         """With ``render_mode="ansi"``, the centre and the scores as text."""
