@@ -308,8 +308,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Serve until interrupted; returns the exit status."""
     import uvicorn
+    from sqlalchemy.engine import make_url
 
     app = build_app(args.db, bot_pace=args.bot_pace)
-    print(f"flyswat: open http://{args.host}:{args.port}/  (store: {args.db})", flush=True)
+    db = make_url(args.db).render_as_string(hide_password=True)
+    print(f"flyswat: open http://{args.host}:{args.port}/  (store: {db})", flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning", ws="websockets-sansio")
     return 0

@@ -19,8 +19,10 @@ from flyswat.engine import Game
 from flyswat.errors import FlyswatError, IllegalActionError
 from flyswat.record import to_record
 from flyswat.server import protocol as p
+from flyswat.server.seats import Client
 from flyswat.server.store import now_iso
 from flyswat.server.table import TableBase
+from flyswat.view import View, view
 
 
 class Table(TableBase):
@@ -64,7 +66,9 @@ class Table(TableBase):
         reopens with a fresh slap window for everyone."""
         if self.state != "playing" or self.game is None:
             return
-        if self.game.round is not None:
+        if self.game.over:  # stopped between the record and the "over" event
+            self._finish()
+        elif self.game.round is not None:
             self._open_round(everyone=True)
         else:
             self._schedule_turn()
@@ -192,9 +196,7 @@ class Table(TableBase):
                     loop.call_later(at, self._bot_slap, arb, seat.index, s.card, s.ms, last)
                 )
 
-    def _seat_view(self, seat: int) -> Any:
-        from flyswat.view import view
-
+    def _seat_view(self, seat: int) -> View:
         return view(self._game(), seat)
 
     def _bot_slap(self, arb: RoundArbiter, seat: int, card: Card, ms: int, last: bool) -> None:
@@ -210,13 +212,19 @@ class Table(TableBase):
             arb.say_done(seat)
         self._maybe_close()
 
-    def _hands(self) -> None:
+    def _hands(self, to: Client | None = None) -> None:
+        """Tell everyone (or ``to`` only) how many hands are laid: counts, never cards."""
         arb, game = self.arbiter, self.game
         if arb is None or game is None:
             return
         msg = p.Hands(turn=len(game.turns), laid=arb.laid(), done=sorted(arb.done))
-        for client in self.clients():
+        for client in [to] if to is not None else self.clients():
             client.send(msg)
+
+    def hello(self, client: Client, token: str | None) -> None:
+        """Welcome ``client`` (see :meth:`TableBase.hello`); during a round, the hands so far."""
+        super().hello(client, token)
+        self._hands(client)
 
     def _current_round(self, turn: int | None) -> tuple[Game, RoundArbiter]:
         game, arb = self._game(), self.arbiter

@@ -61,6 +61,7 @@ class PlayerInfo(_Model):
     ready: bool
     connected: bool
     host: bool = False
+    too_fast: int = Field(0, description="slaps refused as faster than humanly possible")
 
 
 class TableInfo(_Model):

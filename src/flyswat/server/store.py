@@ -31,6 +31,7 @@ from sqlalchemy import (
     Table,
     Text,
     create_engine,
+    delete,
     event,
     insert,
     select,
@@ -153,8 +154,9 @@ class Store:
             return [(r[0], json.loads(r[1])) for r in rows]
 
     def save_record(self, game_id: str, code: str, record: dict[str, Any]) -> None:
-        """Keep a finished game's record."""
+        """Keep a finished game's record (again: the last one written stands)."""
         with self.engine.begin() as conn:
+            conn.execute(delete(records).where(records.c.game_id == game_id))
             conn.execute(
                 insert(records).values(game_id=game_id, code=code, record=json.dumps(record))
             )

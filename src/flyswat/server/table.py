@@ -176,6 +176,7 @@ class TableBase:
                     ready=s.ready or s.is_bot,
                     connected=s.connected,
                     host=s.index == self.host,
+                    too_fast=s.too_fast,
                 )
                 for s in self.seats
             ],

@@ -1,0 +1,133 @@
+"""The HTTP routes, in-process (Starlette's TestClient): tables, joins, records, errors."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from starlette.exceptions import StarletteDeprecationWarning
+
+from flyswat.server.app import WEB_DIR, build_app
+
+with warnings.catch_warnings():
+    # Starlette 1 asks for the httpx2 fork for its test client; httpx still works for it.
+    warnings.simplefilter("ignore", StarletteDeprecationWarning)
+    from starlette.testclient import TestClient
+
+FAST = {"slap_window_ms": 600, "turn_timeout_ms": 300, "remove": 100}
+
+
+@pytest.fixture
+def client(db_url: str) -> Iterator[TestClient]:
+    with TestClient(build_app(db_url, bot_pace=0.01)) as c:
+        yield c
+
+
+def create(client: TestClient, **body: Any) -> dict[str, Any]:
+    reply = client.post("/api/tables", json={"name": "Ana", **FAST, **body})
+    assert reply.status_code == 201, reply.text
+    return dict(reply.json())
+
+
+def test_health_says_ok(client: TestClient) -> None:
+    assert client.get("/health").json() == {"ok": True, "tables": 0}
+
+
+def test_a_table_is_created_joined_and_listed(client: TestClient) -> None:
+    seated = create(client, seats=3, bots=[{"seat": 1, "level": "easy"}])
+    assert seated["seat"] == 0 and seated["host"] and seated["token"]
+    code = seated["code"]
+    assert seated["ws_url"] == f"/ws/{code}" and seated["table_url"] == f"/?table={code}"
+    joined = client.post(f"/api/tables/{code}/join", json={"name": "  Bruno  "}).json()
+    assert joined["seat"] == 2 and not joined["host"] and joined["token"] != seated["token"]
+    info = client.get(f"/api/tables/{code}").json()
+    assert [(p["name"], p["kind"], p["ready"]) for p in info["players"]] == [
+        ("Ana", "human", False),
+        ("Bot 2", "bot", True),
+        ("Bruno", "human", False),
+    ]
+    assert info["state"] == "lobby" and info["commitment"] is None
+    assert [t["code"] for t in client.get("/api/tables").json()["tables"]] == [code]
+    full = client.post(f"/api/tables/{code}/join", json={"name": "Carla"})
+    assert (full.status_code, full.json()["error"]) == (409, "table_full")
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "error"),
+    [
+        ({"seats": 9}, 400, "malformed"),
+        ({"seats": 2, "bots": [{"seat": 2}]}, 400, "bad_options"),
+        ({"seats": 2, "bots": [{"seat": 0}, {"seat": 1}]}, 400, "bad_options"),
+        ({"bots": [{"seat": 1}, {"seat": 1}]}, 400, "bad_options"),
+        ({"bots": [{"seat": 1, "level": "godlike"}]}, 400, "bad_level"),
+        ({"remove": 110, "seats": 4}, 400, "bad_rules"),
+        ({"name": ""}, 400, "malformed"),
+        ({"name": "\x07bell"}, 400, "bad_name"),
+        ({"colour": "red"}, 400, "malformed"),
+    ],
+)
+def test_bad_table_options_are_refused_and_no_table_is_made(
+    client: TestClient, body: dict[str, Any], status: int, error: str
+) -> None:
+    reply = client.post("/api/tables", json={"name": "Ana", **body})
+    assert (reply.status_code, reply.json()["error"]) == (status, error)
+    assert client.get("/health").json()["tables"] == 0
+
+
+def test_unknown_tables_and_unfinished_records_are_clear_errors(client: TestClient) -> None:
+    assert client.get("/api/tables/NOPE42").json()["error"] == "not_found"
+    assert client.post("/api/tables/NOPE42/join", json={"name": "x"}).status_code == 404
+    assert client.get("/api/tables/NOPE42/record").status_code == 404
+    code = create(client)["code"]
+    reply = client.get(f"/api/tables/{code}/record")
+    assert (reply.status_code, reply.json()["error"]) == (409, "not_over")
+    assert client.post("/api/tables", content=b"{oops").json()["error"] == "malformed"
+
+
+def test_only_the_host_token_starts_a_table_over_http(client: TestClient) -> None:
+    seated = create(client, seats=2)
+    code = seated["code"]
+    joined = client.post(f"/api/tables/{code}/join", json={"name": "Bruno"}).json()
+    bad = client.post(f"/api/tables/{code}/start", json={"token": "guess"})
+    assert (bad.status_code, bad.json()["error"]) == (403, "bad_token")
+    guest = client.post(f"/api/tables/{code}/start", json={"token": joined["token"]})
+    assert (guest.status_code, guest.json()["error"]) == (403, "not_host")
+    early = client.post(f"/api/tables/{code}/start", json={"token": seated["token"]})
+    assert (early.status_code, early.json()["error"]) == (409, "not_ready")
+    with client.websocket_connect(f"/ws/{code}") as ws:
+        ws.send_json({"type": "hello", "token": joined["token"]})
+        assert ws.receive_json()["type"] == "welcome"
+        ws.send_json({"type": "ready"})
+        ready = False
+        while not ready:
+            msg = ws.receive_json()
+            ready = msg["type"] == "table" and msg["table"]["players"][1]["ready"]
+    info = client.post(f"/api/tables/{code}/start", json={"token": seated["token"]}).json()
+    assert info["state"] == "playing" and len(info["commitment"]) == 64
+    late = client.post(f"/api/tables/{code}/join", json={"name": "Carla"})
+    assert late.json()["error"] == "already_started"
+
+
+def test_an_absent_table_plays_itself_out_in_process_and_its_record_is_served(
+    client: TestClient,
+) -> None:
+    """Nobody connects: the turn timeout reveals for the humans, the bots play."""
+    seated = create(client, seats=2, bots=[{"seat": 1, "level": "hard"}])
+    code = seated["code"]
+    client.post(f"/api/tables/{code}/start", json={"token": seated["token"]})
+    with client.websocket_connect(f"/ws/{code}") as ws:
+        ws.send_json({"type": "hello"})
+        while (msg := ws.receive_json())["type"] != "over":
+            pass
+    record = client.get(f"/api/tables/{code}/record").json()
+    assert record["seed"] == msg["seed"] and record["result"] == msg["result"]
+    assert client.get(f"/api/tables/{code}").json()["state"] == "over"
+
+
+@pytest.mark.skipif(not (WEB_DIR / "index.html").exists(), reason="no web client yet")
+def test_the_web_client_is_served_at_the_root(client: TestClient) -> None:
+    reply = client.get("/")
+    assert reply.status_code == 200 and "html" in reply.headers["content-type"]
+    assert client.get("/health").json()["ok"]  # the routes take precedence
