@@ -25,7 +25,7 @@ import pytest
 import uvicorn
 from websockets.asyncio.client import ClientConnection, connect
 
-from flyswat.server.app import build_app
+from flyswat.server.app import UVICORN_WS, build_app
 
 FAST = {"slap_window_ms": 600, "turn_timeout_ms": 400, "remove": 90}
 
@@ -56,9 +56,7 @@ def serve(db_url: str, bot_pace: float = 0.02) -> Iterator[Live]:
     """uvicorn serving ``build_app(db_url)`` on 127.0.0.1 in a thread, until the block ends."""
     port = free_port()
     app = build_app(db_url, bot_pace=bot_pace)
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=port, log_level="warning", ws="websockets-sansio"
-    )
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **UVICORN_WS)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -126,8 +126,10 @@ async def test_before_hello_with_a_bad_token_and_as_a_spectator_nobody_can_act(
 
 
 @pytest.mark.anyio
-async def test_slap_refusals_in_a_round_change_nothing(duo: tuple[Player, Player, str]) -> None:
-    ana, bruno, _ = duo
+async def test_slap_refusals_in_a_round_change_nothing(
+    duo: tuple[Player, Player, str], live: Live
+) -> None:
+    ana, bruno, code = duo
     started = await start(ana, bruno)
     other = bruno if started["view"]["to_move"] == ana.seat else ana
     assert await error_of(other, type="reveal") == "not_your_turn"
@@ -138,6 +140,8 @@ async def test_slap_refusals_in_a_round_change_nothing(duo: tuple[Player, Player
     assert await error_of(ana, type="slap", card="S-1", ms=300) == "not_in_centre"
     assert await error_of(ana, type="slap", card="R9-1", ms=300) == "bad_card"
     assert await error_of(ana, type="slap", card=a, ms=60) == "too_fast"
+    info = (await asyncio.to_thread(live.get, f"/api/tables/{code}")).json()
+    assert [p["too_fast"] for p in info["players"]] == [1, 0]  # counted against Ana
     assert await error_of(ana, type="slap", card=a, ms=300, seat=1) == "not_your_seat"
     assert await error_of(ana, type="slap", card=a, ms=300, turn=turn - 1) == "stale_round"
     assert await error_of(ana, type="reveal") == "round_open"

@@ -41,6 +41,10 @@ log = logging.getLogger("flyswat.server")
 WEB_DIR = Path(__file__).resolve().parent.parent / "web"
 DEFAULT_DB = "sqlite:///flyswat.db"
 
+#: uvicorn's WebSocket settings: frames past 64 KiB close the socket before being read; the
+#: protocol's own 4 KiB limit answers smaller oversized messages with an error.
+UVICORN_WS: dict[str, Any] = {"ws": "websockets-sansio", "ws_max_size": 65536}
+
 _STATUS = {"not_found": 404, "bad_token": 403, "not_host": 403}
 
 
@@ -313,5 +317,5 @@ def run(args: argparse.Namespace) -> int:
     app = build_app(args.db, bot_pace=args.bot_pace)
     db = make_url(args.db).render_as_string(hide_password=True)
     print(f"flyswat: open http://{args.host}:{args.port}/  (store: {db})", flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", ws="websockets-sansio")
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", **UVICORN_WS)
     return 0

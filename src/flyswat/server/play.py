@@ -250,6 +250,7 @@ class Table(TableBase):
         except IllegalActionError as e:
             if e.code == "too_fast":
                 self.seats[seat].too_fast += 1
+                self._table_update()
             raise
         accepted = p.Accepted(turn=len(game.turns), card=card.text, ms=round(claim.ms))
         for client in self.seats[seat].clients:
