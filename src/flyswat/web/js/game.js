@@ -2,6 +2,7 @@
 // (docs/PROTOCOL.md); the picture itself is drawn by table.js from a scene.
 
 import { parseCard } from "./cards.js";
+import { liveScene, resolvedRound } from "./scene.js";
 import { t } from "./i18n.js";
 import { Connection, api, saveSeat, savedSeat } from "./net.js";
 import { FLY_KEYS, fitCentre, patchRound, renderTable } from "./table.js";
@@ -161,23 +162,7 @@ export function tablePage(app, code) {
     s.round = null;
     stopCountdown();
     if (lr) {
-      const allowed = lr.allowed;
-      s.resolved = {
-        trigger: lr.trigger,
-        seat: lr.seat,
-        allowed,
-        won: lr.won,
-        penalties: lr.penalties,
-        until: performance.now() + RESOLVE_MS,
-        centre: centreBefore.map((card) => {
-          const hands = lr.slaps.filter((x) => x.card === card).map((x) => x.seat);
-          return {
-            card,
-            hands,
-            outcome: hands.length ? (allowed.includes(card[0]) ? "won" : "wrong") : null,
-          };
-        }),
-      };
+      s.resolved = resolvedRound(lr, centreBefore, performance.now() + RESOLVE_MS);
       clearTimeout(timer);
       timer = setTimeout(() => render(true), RESOLVE_MS);
     }
@@ -297,50 +282,7 @@ export function tablePage(app, code) {
 
   // ---- drawing --------------------------------------------------------------------------
 
-  function scene() {
-    const v = s.view;
-    const players = s.table.players;
-    const over = v.over;
-    const result = over ? s.result || v.result : null;
-    const ownPoints = (v.won || []).reduce((a, c) => a + parseCard(c).value, 0);
-    const r = s.round;
-    const showResolved = s.resolved && performance.now() < s.resolved.until - 20;
-    const centre = showResolved
-      ? s.resolved.centre
-      : v.centre.map((card) => ({ card, hands: [], outcome: null }));
-    let trigger = null;
-    if (v.round) trigger = { card: v.round.trigger, seat: v.round.seat };
-    else if (s.resolved) trigger = { card: s.resolved.trigger, seat: s.resolved.seat };
-    return {
-      live: true,
-      seats: players.map((p, i) => ({
-        name: p.name,
-        kind: p.kind,
-        level: p.level,
-        draw: v.draw_counts[i],
-        won: v.won_counts[i],
-        points: result ? result.points[i] : i === me() ? ownPoints : undefined,
-        online: p.kind === "human" ? p.connected : undefined,
-      })),
-      me: me(),
-      hands: v.hands,
-      toMove: v.to_move,
-      centre,
-      fresh: s.fresh,
-      trigger,
-      roundOpen: !!(r && v.round),
-      laid: r ? r.laid : null,
-      mine: r ? [...r.mine, ...r.pending] : [],
-      iAmDone: r ? r.done : false,
-      resolved: s.resolved
-        ? { allowed: s.resolved.allowed, won: s.resolved.won, penalties: s.resolved.penalties }
-        : null,
-      canReveal: me() !== null && v.to_move === me() && !v.round && !over && !s.revealSent,
-      turnTimeoutMs: s.table.options.turn_timeout_ms,
-      over,
-      result,
-    };
-  }
+  const scene = () => liveScene(s, performance.now());
 
   function render(animate) {
     if (!s.table) return;

@@ -31,12 +31,17 @@ export function language() {
 }
 
 /** Switch language: load its strings, remember the choice, re-apply the page. */
+let latest = 0;
+
 export async function setLanguage(lang) {
   if (!LANGUAGES.includes(lang)) lang = "en";
+  localStorage.setItem(STORE_KEY, lang); // remembered at once, even if the page goes now
+  const ticket = ++latest;
   if (!Object.keys(fallback).length) fallback = await load("en");
-  strings = lang === "en" ? fallback : await load(lang);
+  const loaded = lang === "en" ? fallback : await load(lang);
+  if (ticket !== latest) return; // a later choice won the race
+  strings = loaded;
   current = lang;
-  localStorage.setItem(STORE_KEY, lang);
   document.documentElement.lang = lang;
   apply(document);
   for (const fn of listeners) fn(lang);
