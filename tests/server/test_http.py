@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from starlette.exceptions import StarletteDeprecationWarning
 
+from flyswat.bots import LEVELS
 from flyswat.server.app import WEB_DIR, build_app
 
 with warnings.catch_warnings():
@@ -49,7 +50,9 @@ def test_a_table_is_created_joined_and_listed(client: TestClient) -> None:
         ("Bruno", "human", False),
     ]
     assert info["state"] == "lobby" and info["commitment"] is None
-    assert [t["code"] for t in client.get("/api/tables").json()["tables"]] == [code]
+    listed = client.get("/api/tables").json()
+    assert [t["code"] for t in listed["tables"]] == [code]
+    assert listed["levels"] == list(LEVELS)
     full = client.post(f"/api/tables/{code}/join", json={"name": "Carla"})
     assert (full.status_code, full.json()["error"]) == (409, "table_full")
 

@@ -168,3 +168,33 @@ async def test_bot_slaps_take_their_planned_time_in_the_same_order(
     table.done(0, None)
     closed = ana.last("round")["view"]["last_round"]
     assert closed["slaps"] == [{"seat": 1, "card": target.text}, {"seat": 0, "card": target.text}]
+
+
+@pytest.mark.anyio
+async def test_messages_say_how_long_the_turn_and_the_window_have_left() -> None:
+    clock = Clock()
+    table, (ana, *_) = table_of(clock)
+    assert ana.last("started")["turn_deadline_ms"] == 60_000
+    game = table.game
+    assert game is not None
+    while True:
+        table.reveal(game.to_move)
+        shown = ana.last("reveal")
+        if game.round is not None:
+            break
+        if shown["round"]:
+            assert ana.last("round")["turn_deadline_ms"] == 60_000
+        else:
+            assert shown["turn_deadline_ms"] == 60_000
+        clock.now += 1000
+        late = Client(clock)
+        table.hello(late, None)
+        assert late.last("welcome")["turn_deadline_ms"] == 59_000
+        assert late.last("welcome")["window_left_ms"] is None
+    assert shown["turn_deadline_ms"] is None
+    clock.now += 500
+    late = Client(clock)
+    table.hello(late, None)
+    welcome = late.last("welcome")
+    assert (welcome["window_left_ms"], welcome["turn_deadline_ms"]) == (29_500, None)
+    assert late.got[-1]["type"] == "hands"  # the hands so far follow the welcome

@@ -28,6 +28,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket
 
+from flyswat.bots import LEVELS
 from flyswat.errors import FlyswatError, IllegalActionError, MalformedError
 from flyswat.server import protocol as p
 from flyswat.server.connection import POLICY_VIOLATION, Connection
@@ -137,8 +138,8 @@ def _routes(server: Server) -> list[Route | WebSocketRoute]:
         return JSONResponse(seated.model_dump(), status_code=201)
 
     async def list_tables(_: Request) -> JSONResponse:
-        infos = [t.info().model_dump() for t in server.tables.values() if t.state != "over"]
-        return JSONResponse({"tables": infos})
+        infos = [t.info() for t in server.tables.values() if t.state != "over"]
+        return JSONResponse(p.TableList(tables=infos, levels=list(LEVELS)).model_dump())
 
     async def get_table(request: Request) -> JSONResponse:
         try:

@@ -54,11 +54,13 @@ class Table(TableBase):
         )
         info = self.info()
         game = self._game()
+        upcoming = self._upcoming_turn_ms()
         self._broadcast(
             lambda v: p.Started(
-                commitment=info.commitment or "", start=game.start, table=info, view=v or {}
+                commitment=info.commitment or "", start=game.start, table=info, view=v or {},
+                turn_deadline_ms=upcoming,
             )
-        )
+        )  # fmt: skip
         self._schedule_turn()
 
     def resume(self) -> None:
@@ -91,6 +93,7 @@ class Table(TableBase):
         if seat != game.to_move:
             raise IllegalActionError(f"it is seat {game.to_move}'s turn", "not_your_turn")
         self._cancel(self._turn_timer)
+        self.turn_deadline = None
         turn = game.reveal()
         n = len(game.turns)
         if self.store is not None:
@@ -102,14 +105,17 @@ class Table(TableBase):
         if still_open:
             self._open_round(everyone=False, announce=(seat, turn.card, auto))
             return
+        upcoming = self._upcoming_turn_ms()
         self._broadcast(
             lambda v: p.Revealed(
                 turn=n, seat=seat, card=turn.card.text, round=opened,
                 window_ms=self.options.slap_window_ms if opened else None, auto=auto, view=v or {},
+                turn_deadline_ms=None if opened else upcoming,
             )
         )  # fmt: skip
         if opened:  # an empty centre: the round closed at once (R15)
-            self._broadcast(lambda v: p.RoundClosed(turn=n, view=v or {}))
+            self._broadcast(lambda v: p.RoundClosed(turn=n, view=v or {},
+                                                    turn_deadline_ms=upcoming))  # fmt: skip
         self._next()
 
     def _next(self) -> None:
@@ -128,6 +134,7 @@ class Table(TableBase):
             delay = bots.reveal_delay_ms(seat.level, self.rng) * self.bot_pace
         else:
             delay = self.options.turn_timeout_ms
+            self.turn_deadline = self.clock() + delay
         self._turn_timer = loop.call_later(delay / 1000, self._timed_reveal, len(game.turns))
 
     def _timed_reveal(self, turns: int) -> None:
@@ -171,6 +178,7 @@ class Table(TableBase):
             lambda v: p.Revealed(
                 turn=n, seat=seat, card=card.text, round=True,
                 window_ms=self.options.slap_window_ms, auto=auto, view=v or {},
+                turn_deadline_ms=None,
             ),
             on_sent,
         )  # fmt: skip
@@ -299,7 +307,8 @@ class Table(TableBase):
         for s, c, ms in slaps:
             game.slap(s, c, ms)
         game.close_round()
-        self._broadcast(lambda v: p.RoundClosed(turn=n, view=v or {}))
+        upcoming = self._upcoming_turn_ms()
+        self._broadcast(lambda v: p.RoundClosed(turn=n, view=v or {}, turn_deadline_ms=upcoming))
         self._next()
 
     # -- the end ---------------------------------------------------------------------------

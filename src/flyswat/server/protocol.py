@@ -93,6 +93,13 @@ class JoinTable(_Model):
     name: str = Field(min_length=1, max_length=MAX_NAME)
 
 
+class TableList(_Model):
+    """``GET /api/tables``: the tables in the lobby or playing, and the bot levels offered."""
+
+    tables: list[TableInfo]
+    levels: list[str]
+
+
 class Seated(_Model):
     """Reply to create and join: the seat and its secret token (keep it to reconnect)."""
 
@@ -188,6 +195,12 @@ class Welcome(_Model):
     seat: int | None
     table: TableInfo
     view: dict[str, Any] | None
+    window_left_ms: int | None = Field(
+        None, description="during a round: ms left of its slap window; None otherwise"
+    )
+    turn_deadline_ms: int | None = Field(
+        None, description="ms until the server reveals for the human to move; None otherwise"
+    )
 
 
 class TableUpdate(_Model):
@@ -205,6 +218,9 @@ class Started(_Model):
     start: int
     table: TableInfo
     view: dict[str, Any]
+    turn_deadline_ms: int | None = Field(
+        None, description="ms until the server reveals for the human to move; None otherwise"
+    )
 
 
 class Revealed(_Model):
@@ -222,6 +238,9 @@ class Revealed(_Model):
     window_ms: int | None
     auto: bool
     view: dict[str, Any]
+    turn_deadline_ms: int | None = Field(
+        None, description="ms until the server reveals for the human to move; None otherwise"
+    )
 
 
 class Accepted(_Model):
@@ -248,6 +267,9 @@ class RoundClosed(_Model):
     type: Literal["round"] = "round"
     turn: int
     view: dict[str, Any]
+    turn_deadline_ms: int | None = Field(
+        None, description="ms until the server reveals for the human to move; None otherwise"
+    )
 
 
 class Over(_Model):

@@ -77,6 +77,7 @@ class TableBase:
         self.record: dict[str, Any] | None = None
         self.arbiter: RoundArbiter | None = None
         self.round_opened = 0.0
+        self.turn_deadline: float | None = None
         self._turn_timer: asyncio.TimerHandle | None = None
         self._round_timers: list[asyncio.TimerHandle] = []
         self._replaying = False
@@ -187,6 +188,26 @@ class TableBase:
             record_url=f"/api/tables/{self.code}/record" if over else None,
         )
 
+    def _window_left(self) -> int | None:
+        """ms left of the open round's slap window, or None."""
+        if self.arbiter is None:
+            return None
+        return max(0, round(self.options.slap_window_ms - (self.clock() - self.round_opened)))
+
+    def _turn_left(self) -> int | None:
+        """ms until the server reveals for the human to move, or None."""
+        if self.turn_deadline is None or self.arbiter is not None:
+            return None
+        return max(0, round(self.turn_deadline - self.clock()))
+
+    def _upcoming_turn_ms(self) -> int | None:
+        """The turn timeout about to start, if the next move is a human's (for messages sent
+        just before the turn timer is set)."""
+        game = self.game
+        if game is None or game.over or game.round is not None or self.state != "playing":
+            return None
+        return None if self.seats[game.to_move].is_bot else self.options.turn_timeout_ms
+
     def clients(self) -> list[Client]:
         """Every open connection, players' and spectators'."""
         return [c for s in self.seats for c in s.clients] + list(self.spectators)
@@ -228,7 +249,14 @@ class TableBase:
                 raise IllegalActionError("no seat at this table has that token", "bad_token")
             client.seat = seat.index
             seat.clients.add(client)
-        client.send(p.Welcome(seat=client.seat, table=self.info(), view=self.view_of(client.seat)))
+        welcome = p.Welcome(
+            seat=client.seat,
+            table=self.info(),
+            view=self.view_of(client.seat),
+            window_left_ms=self._window_left(),
+            turn_deadline_ms=self._turn_left(),
+        )
+        client.send(welcome)
         self._table_update()
 
     def leave(self, client: Client) -> None:
