@@ -3,10 +3,10 @@
 
 import { parseCard } from "./cards.js";
 import { liveScene, resolvedRound } from "./scene.js";
-import { t } from "./i18n.js";
+import { cardName, t } from "./i18n.js";
 import { Connection, api, saveSeat, savedSeat } from "./net.js";
 import { FLY_KEYS, fitCentre, patchRound, renderTable } from "./table.js";
-import { esc, errorText, navigate, showError, toast, typing } from "./ui.js";
+import { announce, esc, errorText, navigate, showError, toast, typing } from "./ui.js";
 import { lobbyHtml } from "./lobby.js";
 import { endHtml } from "./end.js";
 
@@ -81,6 +81,12 @@ export function tablePage(app, code) {
         break;
       case "reveal":
         if (msg.auto && msg.seat === s.seat) toast(t("table.autoReveal"));
+        announce(
+          t("table.announceReveal", {
+            name: s.table.players[msg.seat]?.name || t("seat.empty", { n: msg.seat + 1 }),
+            card: cardName(msg.card),
+          }),
+        );
         s.view = msg.view;
         s.revealSent = false;
         s.resolved = null;
@@ -163,6 +169,13 @@ export function tablePage(app, code) {
     stopCountdown();
     if (lr) {
       s.resolved = resolvedRound(lr, centreBefore, performance.now() + RESOLVE_MS);
+      const name = (seat) => s.table.players[seat]?.name || t("seat.empty", { n: seat + 1 });
+      announce(
+        [
+          ...lr.won.map((w) => t("table.eventWon", { name: name(w.seat), card: cardName(w.card) })),
+          ...lr.penalties.map((p) => t("table.eventPenalty", { name: name(p.seat), card: cardName(p.card) })),
+        ].join(". ") || t("table.eventNone"),
+      );
       clearTimeout(timer);
       timer = setTimeout(() => render(true), RESOLVE_MS);
     }

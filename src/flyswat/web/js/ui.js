@@ -41,3 +41,9 @@ export function typing(ev) {
   const el = ev.target;
   return el && (el.tagName === "INPUT" || el.tagName === "TEXTAREA" || el.tagName === "SELECT");
 }
+
+/** Tell screen readers what just happened on the table (a polite live region). */
+export function announce(text) {
+  const el = document.getElementById("announce");
+  if (el) el.textContent = text;
+}
