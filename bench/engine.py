@@ -51,7 +51,18 @@ def main() -> None:
         rate = args.games / (time.perf_counter() - start)
         print(f"run {run + 1}: {rate:.0f} games/s")
         best = max(best, rate)
+    fast_figure()
     print(f"{best:.0f} games/s")
+
+
+def fast_figure(games: int = 100_000) -> None:
+    """Print the fast simulator's figure on the same workload, for comparison (bench/fast.py)."""
+    from flyswat.fast import simulate_fast
+
+    simulate_fast(100, RULES.seats, LEVELS, 0)  # compile, or load the compiled cache
+    start = time.perf_counter()
+    simulate_fast(games, RULES.seats, LEVELS, 1)
+    print(f"fast simulator (bench/fast.py): {games / (time.perf_counter() - start):.0f} games/s")
 
 
 if __name__ == "__main__":
