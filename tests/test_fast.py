@@ -15,6 +15,7 @@ from flyswat.cli import main
 from flyswat.errors import MalformedError
 from flyswat.fast import FastResult, batch, game, records, simulate_fast, summary, with_faster_hand
 from flyswat.fast.batch import places
+from flyswat.fast.policy import PARAM_FIELDS
 from flyswat.record import read_record, verify_record
 from flyswat.rules import Rules
 from flyswat.simulate import GameStats, simulate
@@ -57,6 +58,13 @@ def test_fast_counters_match_the_replayed_games() -> None:
         assert sum(len(r.slaps) for r in rounds) == result.counter("slaps")[g]
         fifth = sum(r.trigger.is_fly for r in rounds)
         assert fifth == result.counter("fifth_colour_rounds")[g]
+
+
+def test_the_kernel_knows_every_parameter_of_a_bot_level() -> None:
+    # A new bots.Level field must be taught to the kernel (flyswat.fast.policy) first.
+    fields = {f.name for f in dataclasses.fields(bots.Level)}
+    reveal = {"reveal_mu_ms", "reveal_sigma_ms", "reveal_tau_ms"}  # no effect on outcomes
+    assert fields - reveal == set(PARAM_FIELDS)
 
 
 def test_records_need_a_traced_result() -> None:
