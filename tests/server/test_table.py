@@ -198,3 +198,16 @@ async def test_messages_say_how_long_the_turn_and_the_window_have_left() -> None
     welcome = late.last("welcome")
     assert (welcome["window_left_ms"], welcome["turn_deadline_ms"]) == (29_500, None)
     assert late.got[-1]["type"] == "hands"  # the hands so far follow the welcome
+
+
+@pytest.mark.anyio
+async def test_a_player_who_drops_during_a_round_is_not_waited_for() -> None:
+    clock = Clock()
+    table, (ana, bruno, carla) = table_of(clock)
+    open_round(table)
+    table.done(0, None)
+    table.done(1, None)
+    assert table.arbiter is not None
+    table.leave(carla)
+    assert table.arbiter is None
+    assert ana.last("round")["turn"] == bruno.last("round")["turn"]

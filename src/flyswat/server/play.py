@@ -229,6 +229,15 @@ class Table(TableBase):
         for client in [to] if to is not None else self.clients():
             client.send(msg)
 
+    def leave(self, client: Client) -> None:
+        """``client`` closed (see :meth:`TableBase.leave`); a seat left with no connection
+        during a round is not waited for."""
+        super().leave(client)
+        seat, arb = client.seat, self.arbiter
+        if arb is not None and seat is not None and not self.seats[seat].clients:
+            arb.say_done(seat)
+            self._maybe_close()
+
     def hello(self, client: Client, token: str | None) -> None:
         """Welcome ``client`` (see :meth:`TableBase.hello`); during a round, the hands so far."""
         super().hello(client, token)
