@@ -21,7 +21,8 @@ export function tablePage(app, code) {
     seat: null,
     table: null,
     view: null,
-    round: null, // {turn, windowMs, paintedAt, mine: [], pending: [], done, laid, centre}
+    round: null, // {turn, windowMs, windowTotal, paintedAt, mine, pending, done, laid, centre}
+    turnDeadline: undefined, // performance.now() when the server reveals for me; null: no timer
     resolved: null, // {centre: [...entries], trigger, seat, allowed, won, penalties, until}
     fresh: null,
     revealSent: false,
@@ -66,7 +67,11 @@ export function tablePage(app, code) {
         s.recordUrl = msg.table.record_url;
         s.revealSent = false;
         s.round = null;
-        if (msg.view?.round) openRound(msg.view.turn, msg.table.options.slap_window_ms, msg.view);
+        deadline(msg);
+        if (msg.view?.round) {
+          const total = msg.table.options.slap_window_ms;
+          openRound(msg.view.turn, msg.window_left_ms ?? total, msg.view, total);
+        }
         if (msg.view?.over) s.result = msg.view.result;
         render(true);
         break;
@@ -77,6 +82,7 @@ export function tablePage(app, code) {
       case "started":
         s.table = msg.table;
         s.view = msg.view;
+        deadline(msg);
         render(true);
         break;
       case "reveal":
@@ -88,6 +94,7 @@ export function tablePage(app, code) {
           }),
         );
         s.view = msg.view;
+        deadline(msg);
         s.revealSent = false;
         s.resolved = null;
         clearTimeout(timer);
@@ -115,6 +122,7 @@ export function tablePage(app, code) {
         }
         break;
       case "round":
+        deadline(msg);
         closeRound(msg.view);
         break;
       case "over":
@@ -147,10 +155,18 @@ export function tablePage(app, code) {
     else render(false);
   }
 
-  function openRound(turn, windowMs, view) {
+  /** Note when the server will reveal for the player to move (turn_deadline_ms), if it says. */
+  function deadline(msg) {
+    if (!("turn_deadline_ms" in msg)) return;
+    s.turnDeadline = msg.turn_deadline_ms === null ? null : performance.now() + msg.turn_deadline_ms;
+  }
+
+  function openRound(turn, windowMs, view, total) {
+    const full = s.table?.options.slap_window_ms || 3000;
     s.round = {
       turn,
-      windowMs: windowMs || s.table?.options.slap_window_ms || 3000,
+      windowMs: windowMs ?? full,
+      windowTotal: total || windowMs || full,
       paintedAt: null,
       mine: [...(view.round.mine || [])],
       pending: [],
@@ -205,7 +221,9 @@ export function tablePage(app, code) {
     if (r.done) return toast(errorText("done"), "error");
     const hands = [...r.mine, ...r.pending];
     if (hands.includes(card)) return toast(errorText("same_card"), "error");
-    if (hands.length >= s.view.hands) return toast(errorText("no_hands_left"), "error");
+    // After a reconnect the server counts hands laid before it (laid) but names no cards.
+    const used = Math.max(hands.length, r.laid?.[me()] || 0);
+    if (used >= s.view.hands) return toast(errorText("no_hands_left"), "error");
     const ms = Math.max(0, Math.round(timeStamp - r.paintedAt));
     if (!conn.send({ type: "slap", card, ms, turn: r.turn })) return toast(errorText("offline"), "error");
     r.pending.push(card);
@@ -360,7 +378,7 @@ export function tablePage(app, code) {
     const tick = (now) => {
       if (s.round !== r) return;
       const left = Math.max(0, r.windowMs - (now - r.paintedAt));
-      bar.style.transform = `scaleX(${left / r.windowMs})`;
+      bar.style.transform = `scaleX(${left / r.windowTotal})`;
       secs.textContent = t("table.seconds", { s: (left / 1000).toFixed(1) });
       if (left > 0) countdownFrame = requestAnimationFrame(tick);
     };

@@ -6,7 +6,8 @@ import { api, saveSeat } from "./net.js";
 import { esc, navigate, showError } from "./ui.js";
 import { SEAT_COLOURS } from "./table.js";
 
-export const BOT_LEVELS = ["easy", "normal", "hard"];
+/** The bot levels offered; the server's list (GET /api/tables) replaces this one when it comes. */
+let botLevels = ["easy", "normal", "hard"];
 const NAME_KEY = "flyswat.name";
 
 /** The short-game choices: cards removed unseen before the deal (R6). */
@@ -22,10 +23,11 @@ function seatRows(form) {
   const before = [...box.querySelectorAll("select")].map((s) => s.value);
   const rows = [];
   for (let i = 1; i < seats; i++) {
-    const value = before[i - 1] ?? (i >= 2 ? "normal" : "human");
+    const fallback = i >= 2 ? (botLevels.includes("normal") ? "normal" : botLevels[0]) : "human";
+    const value = before[i - 1] ?? fallback;
     const opts = [`<option value="human" ${value === "human" ? "selected" : ""} data-i18n="home.seatHuman"></option>`]
       .concat(
-        BOT_LEVELS.map(
+        botLevels.map(
           (l) => `<option value="${l}" ${value === l ? "selected" : ""}>${esc(t("seat.bot", { level: t(`level.${l}`) }))}</option>`,
         ),
       )
@@ -123,14 +125,20 @@ export function homePage(app) {
     const m = /[?&]table=([A-Za-z0-9]+)/.exec(raw);
     navigate(`?table=${encodeURIComponent((m ? m[1] : raw).toUpperCase())}`);
   });
-  listTables(app.querySelector("#open-tables"));
+  listTables(app.querySelector("#open-tables"), (levels) => {
+    if (!levels?.length || levels.join() === botLevels.join()) return;
+    botLevels = levels;
+    seatRows(form);
+  });
   return { relabel: () => seatRows(form) };
 }
 
-async function listTables(el) {
+async function listTables(el, onLevels) {
   let tables = [];
   try {
-    tables = (await api.tables()).tables || [];
+    const data = await api.tables();
+    tables = data.tables || [];
+    onLevels(data.levels);
   } catch {
     return;
   }

@@ -51,6 +51,7 @@ export function liveScene(s, now) {
       won: v.won_counts[i],
       points: result ? result.points[i] : i === me ? ownPoints : undefined,
       online: p.kind === "human" ? p.connected : undefined,
+      tooFast: p.too_fast || 0,
     })),
     me,
     hands: v.hands,
@@ -67,6 +68,13 @@ export function liveScene(s, now) {
       : null,
     canReveal: me !== null && v.to_move === me && !v.round && !over && !s.revealSent,
     turnTimeoutMs: s.table.options.turn_timeout_ms,
+    turnLeftMs:
+      s.turnDeadline === undefined
+        ? s.table.options.turn_timeout_ms
+        : s.turnDeadline === null
+          ? null
+          : Math.max(0, s.turnDeadline - now),
+    usedHands: r ? Math.max(r.mine.length + r.pending.length, (r.laid && r.laid[me]) || 0) : 0,
     over,
     result,
   };

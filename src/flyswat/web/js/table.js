@@ -56,6 +56,9 @@ function seatPanel(scene, i) {
         ? `<span class="tag off">${esc(t("seat.offline"))}</span>`
         : "";
   const handsRow = laidHtml(scene, i);
+  const fast = s.tooFast
+    ? `<span class="tag fast" title="${esc(t("seat.tooFast", { n: s.tooFast }))}">⚡${s.tooFast}</span>`
+    : "";
   const points =
     s.points !== undefined && s.points !== null
       ? `<span class="pts">${esc(t("seat.points", { n: s.points }))}</span>`
@@ -64,7 +67,7 @@ function seatPanel(scene, i) {
     <div class="seat-head">
       <span class="seat-no">${i + 1}</span>
       <span class="seat-name">${esc(seatLabel(scene, i))}${i === scene.me ? ` <em>(${esc(t("seat.you"))})</em>` : ""}</span>
-      ${kind}
+      ${kind}${fast}
     </div>
     <div class="piles">
       <span class="pile draw" title="${esc(t("seat.drawTitle"))}">
@@ -151,14 +154,21 @@ function resolvedPanel(scene) {
 
 function myBar(scene) {
   if (scene.me === null || scene.me === undefined || scene.over) return "";
-  const total = scene.hands;
+  const handCount = scene.hands;
   const mine = scene.roundOpen ? scene.mine || [] : [];
-  const hands = Array.from({ length: total }, (_, h) => {
+  const used = scene.roundOpen ? Math.max(mine.length, scene.usedHands || 0) : 0;
+  const hands = Array.from({ length: handCount }, (_, h) => {
     const on = mine[h];
-    return `<span class="my-hand ${on ? "used" : "free"}">${handSvg(scene.me)}<small>${esc(on ? cardName(on) : t("table.handFree"))}</small></span>`;
+    const label = on ? cardName(on) : h < used ? t("table.handUsed") : t("table.handFree");
+    return `<span class="my-hand ${h < used ? "used" : "free"}">${handSvg(scene.me)}<small>${esc(label)}</small></span>`;
   }).join("");
   // The bar under the button runs out when the server would reveal for an absent player.
-  const timed = scene.canReveal && scene.turnTimeoutMs ? ` timed" style="--timeout:${scene.turnTimeoutMs}ms` : "";
+  const total = scene.turnTimeoutMs;
+  const left = scene.turnLeftMs;
+  const timed =
+    scene.canReveal && total && left !== null && left !== undefined
+      ? ` timed" style="--timeout:${total}ms;--elapsed:${Math.round(left - total)}ms`
+      : "";
   const revealBtn = `<button class="btn reveal${timed}" data-action="reveal" ${scene.canReveal ? "" : "disabled"}>
       ${esc(t("table.reveal"))} <kbd>${esc(t("key.space"))}</kbd></button>`;
   const doneBtn = scene.roundOpen
