@@ -14,6 +14,7 @@ share at a table of 4 is 25 %.
 
     uv run python examples/policy_search.py                       # speed "normal"
     uv run python examples/policy_search.py --speed easy          # slower than the bots
+    uv run python examples/policy_search.py --speed hard --bots hard
 
 Measured (2026-11-29, the defaults: 300 games per candidate, 2000 to measure; 95 % CI;
 ``docs/BALANCE.md`` quotes these):
@@ -55,10 +56,12 @@ def act(observation: np.ndarray, ranks: tuple[int, ...], hands: int) -> np.ndarr
     return action
 
 
-def win_share(ranks: tuple[int, ...], games: int, speed: str, seed: int) -> tuple[float, float]:
-    """Mean win share of the policy ``ranks`` at seat 0 against 3 normal bots, and its 95 %
-    confidence half-width, over ``games`` games seeded from ``seed``."""
-    env = SoloEnv(4, seat=0, levels="normal", speed=speed)
+def win_share(
+    ranks: tuple[int, ...], games: int, speed: str, seed: int, bots: str = "normal"
+) -> tuple[float, float]:
+    """Mean win share of the policy ``ranks`` at seat 0 against 3 bots at level ``bots``,
+    and its 95 % confidence half-width, over ``games`` games seeded from ``seed``."""
+    env = SoloEnv(4, seat=0, levels=bots, speed=speed)
     hands = env.env.rules.hands
     shares = []
     for g in range(games):
@@ -76,17 +79,18 @@ def main() -> None:
     """Search, then measure the best policy and the greedy one."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--speed", default="normal", help="the agent's reaction model")
+    parser.add_argument("--bots", default="normal", help="the three bots' level")
     parser.add_argument("--search", type=int, default=300, help="games per candidate")
     parser.add_argument("--games", type=int, default=2000, help="games to measure the best")
     args = parser.parse_args()
-    scores = {ranks: win_share(ranks, args.search, args.speed, 0) for ranks in CANDIDATES}
+    scores = {r: win_share(r, args.search, args.speed, 0, args.bots) for r in CANDIDATES}
     for ranks, (mean, ci) in sorted(scores.items(), key=lambda x: -x[1][0]):
         print(f"search {ranks}: {mean:.1%} ± {ci:.1%}")
     best = max(scores, key=lambda r: scores[r][0])
     for label, ranks in (("best", best), ("greedy", (0, 1))):
-        mean, ci = win_share(ranks, args.games, args.speed, 10**6)
+        mean, ci = win_share(ranks, args.games, args.speed, 10**6, args.bots)
         print(f"{label} {ranks} at speed {args.speed}: win share {mean:.1%} ± {ci:.1%} "
-              f"over {args.games} games against 3 normal bots (fair: 25.0%)")  # fmt: skip
+              f"over {args.games} games against 3 {args.bots} bots (fair: 25.0%)")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ games, never on the number of ``jobs`` that play them.
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
@@ -187,7 +188,10 @@ def simulate_fast(
         for k in range(n_chunks)
     ]
     if jobs > 1 and n_chunks > 1:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
+        # Not fork: a forked child would inherit the locks of any thread the caller runs.
+        methods = multiprocessing.get_all_start_methods()
+        context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
             parts = list(pool.map(_play_chunk, work))
     else:
         parts = [_play_chunk(w) for w in work]
