@@ -21,8 +21,10 @@ Measured (2026-11-29, the defaults: 300 games per candidate, 2000 to measure; 95
 
 - speed ``normal`` (as fast as the bots): the search picks ``(1, 2)``, which wins
   **97.5 % ± 0.7 %** of the games; the greedy ``(0, 1)`` wins 58.2 % ± 2.2 %.
-- speed ``easy`` (100 ms slower than the bots): ``(1, 2)`` still wins 50.2 % ± 2.2 %;
-  the greedy ``(0, 1)`` 0.1 % ± 0.2 %.
+- speed ``easy`` (180 ms slower than the bots on average): ``(1, 2)`` still wins
+  50.2 % ± 2.2 %; the greedy ``(0, 1)`` 0.1 % ± 0.2 %.
+- speed ``hard`` against three ``hard`` bots: ``(1, 2)`` again, 74.3 % ± 1.9 %; greedy
+  9.0 % ± 1.3 %.
 """
 
 from __future__ import annotations
