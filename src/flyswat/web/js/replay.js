@@ -81,7 +81,7 @@ export function replayPage(app, url) {
   let finalClosed = false;
 
   function pickerHtml() {
-    return `<div class="page"><section class="card-box">
+    return `<div class="page"><section class="card-box drop-zone">
       <h1>${esc(t("replay.title"))}</h1>
       <p class="muted">${esc(t("replay.intro"))}</p>
       <label class="field"><span>${esc(t("replay.file"))}</span>
@@ -94,14 +94,26 @@ export function replayPage(app, url) {
     stop();
     app.innerHTML = pickerHtml();
     if (errorKey) app.querySelector("#replay-error").textContent = t(errorKey);
-    app.querySelector("#record-file").addEventListener("change", async (ev) => {
-      const file = ev.target.files[0];
+    const open = async (file) => {
       if (!file) return;
       try {
         load(JSON.parse(await file.text()));
       } catch (err) {
         showPicker(err instanceof SyntaxError ? "replay.error.json" : err.message);
       }
+    };
+    app.querySelector("#record-file").addEventListener("change", (ev) => open(ev.target.files[0]));
+    // A record file can also be dropped anywhere on the box.
+    const zone = app.querySelector(".drop-zone");
+    zone.addEventListener("dragover", (ev) => {
+      ev.preventDefault();
+      zone.classList.add("over");
+    });
+    zone.addEventListener("dragleave", () => zone.classList.remove("over"));
+    zone.addEventListener("drop", (ev) => {
+      ev.preventDefault();
+      zone.classList.remove("over");
+      open(ev.dataTransfer.files[0]);
     });
   }
 
