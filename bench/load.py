@@ -86,6 +86,24 @@ def summarize_profile(path: Path, seconds: float, top: int = 25) -> list[str]:
     return lines
 
 
+def quiet_samples(
+    seconds: list[tuple[float, float]], outs: list[dict[str, Any]], limit: float
+) -> dict[str, list[float]]:
+    """The latency samples taken in the seconds when the server waited for a CPU less than
+    ``limit`` of the time: what the server does when the machine's other jobs let it run."""
+    quiet = [(t - 1, t) for t, wait in seconds if wait < limit]
+
+    def inside(at: float) -> bool:
+        return any(a <= at < b for a, b in quiet)
+
+    found: dict[str, list[float]] = {"round": [], "reveal": []}
+    for kind, samples in found.items():
+        for o in outs:
+            pairs = zip(o[f"{kind}_ms"], o[f"{kind}_at"], strict=True)
+            samples += [ms for ms, at in pairs if inside(at)]
+    return found
+
+
 def step(tables: int, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     """One size: a fresh server, the workers, the measurement; returns the figures."""
     db = workdir / f"load-{tables}.db"
@@ -99,7 +117,7 @@ def step(tables: int, args: argparse.Namespace, workdir: Path) -> dict[str, Any]
                   warmup_s=args.warmup, duration_s=args.duration, name="probe")]  # fmt: skip
     plans += [
         Plan(server.http, n, bots=args.bots, options=options, seed=i + 1,
-             warmup_s=args.warmup, duration_s=args.duration, name=f"bulk{i}")
+             warmup_s=args.warmup, duration_s=args.duration, name=f"bulk{i}", nice=args.nice)
         for i, n in enumerate(split(tables - args.probe, args.workers))
     ]  # fmt: skip
     timeout = args.setup_timeout + args.warmup + args.duration + 60
@@ -129,9 +147,14 @@ def step(tables: int, args: argparse.Namespace, workdir: Path) -> dict[str, Any]
         spy = profile(server.pid, args.duration, workdir / f"prof-{tables}.txt") if args.profile \
             else None  # fmt: skip
         rss_samples = []
+        seconds: list[tuple[float, float]] = []  # (wall time, server's CPU wait share)
+        last = (time.time(), cpu_wait_seconds(server.pid))
         while time.monotonic() - w0 < args.duration:
             time.sleep(1)
             rss_samples.append(rss_bytes(server.pid))
+            now = (time.time(), cpu_wait_seconds(server.pid))
+            seconds.append((now[0], (now[1] - last[1]) / (now[0] - last[0])))
+            last = now
         cpu1 = {k: cpu_seconds(pid) for k, pid in pids.items()}
         wait1 = {k: cpu_wait_seconds(pid) for k, pid in pids.items()}
         load1 = os.getloadavg()[0]
@@ -152,6 +175,7 @@ def step(tables: int, args: argparse.Namespace, workdir: Path) -> dict[str, Any]
     every = outs
     bulk_round = [ms for o in bulk for ms in o["round_ms"]]
     bulk_reveal = [ms for o in bulk for ms in o["reveal_ms"]]
+    quiet = quiet_samples(seconds, outs, args.quiet)
     rss_play = max(rss_samples)
     fig: dict[str, Any] = {
         "tables": tables,
@@ -165,6 +189,7 @@ def step(tables: int, args: argparse.Namespace, workdir: Path) -> dict[str, Any]
         "kb_per_player_play": (rss_play - rss0) / 1024 / players,
         "cpu": {k: (cpu1[k] - cpu0[k]) / window for k in pids},
         "cpu_wait": {k: (wait1[k] - wait0[k]) / window for k in pids},
+        "quiet": args.quiet,
         "loadavg": (load0, load1),
         "msgs_out_per_s": sum(o["received_per_s"] for o in every),
         "msgs_in_per_s": sum(o["sent_per_s"] for o in every),
@@ -175,6 +200,11 @@ def step(tables: int, args: argparse.Namespace, workdir: Path) -> dict[str, Any]
         "bulk_reveal_ms": [percentile(bulk_reveal, q) for q in (50, 99, 100)],
         "bulk_rounds": sum(len(o["round_ms"]) for o in bulk),
         "lag_p99_ms": {o["name"]: percentile(o["lag_ms"], 99) for o in every},
+        "quiet_seconds": sum(1 for _, w in seconds if w < args.quiet),
+        "window_seconds": len(seconds),
+        "quiet_round_ms": [percentile(quiet["round"], q) for q in (50, 99, 100)],
+        "quiet_reveal_ms": [percentile(quiet["reveal"], q) for q in (50, 99, 100)],
+        "quiet_rounds": len(quiet["round"]),
         "errors": sum((Counter(o["errors"]) for o in every), Counter()),
         "reconnects": sum(o["reconnects"] + o["failed_connects"] for o in every),
     }
@@ -190,6 +220,7 @@ def show(fig: dict[str, Any]) -> None:
     wait = ", ".join(f"{k} {v:.0%}" for k, v in fig["cpu_wait"].items())
     pr, pv = fig["probe_round_ms"], fig["probe_reveal_ms"]
     br, bv = fig["bulk_round_ms"], fig["bulk_reveal_ms"]
+    qr, qv = fig["quiet_round_ms"], fig["quiet_reveal_ms"]
     print(
         f"{fig['tables']} tables, {fig['players']} players, {fig['bots']} bots "
         f"(set up in {fig['setup_s']} s)\n"
@@ -199,6 +230,11 @@ def show(fig: dict[str, Any]) -> None:
         f"({fig['bulk_rounds']})\n"
         f"  reveal ms p50/p99/max: probe {pv[0]:.1f}/{pv[1]:.1f}/{pv[2]:.1f}, "
         f"bulk {bv[0]:.1f}/{bv[1]:.1f}/{bv[2]:.1f}\n"
+        f"  in the {fig['quiet_seconds']} of {fig['window_seconds']} seconds when the server "
+        f"waited for a CPU < {fig['quiet']:.0%} of the time (all workers):\n"
+        f"    round  ms p50/p99/max {qr[0]:.1f}/{qr[1]:.1f}/{qr[2]:.1f} "
+        f"({fig['quiet_rounds']} rounds); reveal ms p50/p99/max {qv[0]:.1f}/{qv[1]:.1f}/"
+        f"{qv[2]:.1f}\n"
         f"  client loop lag p99 ms: "
         + ", ".join(f"{k} {v:.1f}" for k, v in fig["lag_p99_ms"].items())
         + f"\n  server RSS MB: start {fig['rss_start_mb']:.0f}, lobby {fig['rss_lobby_mb']:.0f}, "
@@ -227,6 +263,10 @@ def main() -> None:
     parser.add_argument("--setup-timeout", type=float, default=300.0)
     parser.add_argument("--turn-timeout-ms", type=int, default=4000)
     parser.add_argument("--profile", action="store_true", help="py-spy the server")
+    parser.add_argument("--quiet", type=float, default=0.1,
+                        help="a second is quiet when the server waited for a CPU less than "
+                        "this share of it (default 0.1)")  # fmt: skip
+    parser.add_argument("--nice", type=int, default=0, help="niceness of the bulk workers")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--keep", type=Path, help="keep the databases, logs and profiles here")
     args = parser.parse_args()

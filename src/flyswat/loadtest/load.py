@@ -104,13 +104,16 @@ def _ex_gauss(rng: random.Random, mu: float, sigma: float, tau: float) -> float:
 
 @dataclass
 class Stats:
-    """What one worker counted. Samples are kept only while ``recording``."""
+    """What one worker counted. Samples are kept only while ``recording``; ``*_at`` are the
+    wall-clock times of the ``*_ms`` samples (to line them up with other processes')."""
 
     recording: bool = False
     received: int = 0
     sent: int = 0
     round_ms: list[float] = field(default_factory=list)
+    round_at: list[float] = field(default_factory=list)
     reveal_ms: list[float] = field(default_factory=list)
+    reveal_at: list[float] = field(default_factory=list)
     lag_ms: list[float] = field(default_factory=list)
     errors: Counter[str] = field(default_factory=Counter)
     connects: int = 0
@@ -263,6 +266,7 @@ class LoadPlayer:
                 if msg["seat"] == self.seat and self._reveal_sent is not None:
                     if stats.recording:
                         stats.reveal_ms.append((now - self._reveal_sent) * 1000)
+                        stats.reveal_at.append(time.time())
                     self._reveal_sent = None
                 if v["round"] is not None:
                     self._plan_slap(ws, v, now)
@@ -270,6 +274,7 @@ class LoadPlayer:
                 ms = self.table.round_latency(msg["turn"], now)
                 if ms is not None and stats.recording:
                     stats.round_ms.append(ms)
+                    stats.round_at.append(time.time())
             elif kind == "over":
                 self.over = msg
                 if self.table.over is None:
@@ -323,7 +328,7 @@ class LoadPlayer:
 @dataclass
 class Plan:
     """What one worker does. Times in seconds; ``bots`` server bots take each table's last
-    seats; ``options`` go into ``CreateTable``."""
+    seats; ``options`` go into ``CreateTable``; ``nice`` lowers a worker process's priority."""
 
     http: str
     tables: int
@@ -340,6 +345,7 @@ class Plan:
     drain_s: float = 0.0
     records: str | None = None
     name: str = "w"
+    nice: int = 0
 
 
 class Worker:
@@ -528,6 +534,8 @@ def worker_main(plan: Plan, timeout: float, ready: Any, go: Any, results: Any) -
     """A worker process: set up, set ``ready``, wait for ``go``, play, put the stats on
     ``results`` (multiprocessing objects; an exception is put there as ``{"error": text}``)."""
     raise_fd_limit()
+    if plan.nice:
+        os.nice(plan.nice)
 
     async def main() -> dict[str, Any]:
         loop = asyncio.get_running_loop()
