@@ -19,6 +19,7 @@ from flyswat.env import (
     SoloEnv,
     action_mask,
     encode,
+    parallel_env,
     reaction_times,
 )
 from flyswat.errors import MalformedError
@@ -50,7 +51,7 @@ def test_pettingzoo_parallel_api_test_passes_with_one_hand_speeds_and_bot_seats(
 
 
 def test_pettingzoo_parallel_seed_test_passes() -> None:
-    parallel_seed_test(lambda: FlyswatParallelEnv(4))
+    parallel_seed_test(lambda: parallel_env(seats=4))
 
 
 def test_gymnasium_check_env_passes_for_one_learner_against_bots() -> None:

@@ -9,11 +9,19 @@
 Both pass their library's own conformance checks (``tests/test_env.py``).
 """
 
+from typing import Any
+
 import gymnasium
 
 from flyswat.env.encoding import NO_HAND, OBS_SIZE, action_mask, encode, observe
 from flyswat.env.parallel import FlyswatParallelEnv, agent_name, reaction_times
 from flyswat.env.single import SoloEnv
+
+
+def parallel_env(**kwargs: Any) -> FlyswatParallelEnv:
+    """PettingZoo's conventional constructor: ``FlyswatParallelEnv(**kwargs)``."""
+    return FlyswatParallelEnv(**kwargs)
+
 
 #: The Gymnasium id of :class:`SoloEnv`: ``gymnasium.make("flyswat/Solo-v0", seats=4, ...)``.
 SOLO_ID = "flyswat/Solo-v0"
@@ -30,5 +38,6 @@ __all__ = [
     "agent_name",
     "encode",
     "observe",
+    "parallel_env",
     "reaction_times",
 ]
