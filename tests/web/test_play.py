@@ -191,6 +191,8 @@ def test_two_players_and_two_bots_play_a_short_game_to_the_end(
 
     # The end screen: places, points and flies for every seat, as the record says (R23, R24).
     expect(ana.locator(".end table.scores tbody tr")).to_have_count(4)
+    # The seed revealed at the end matches the commitment published at the start.
+    expect(ana.locator(".end .fair.ok")).to_be_visible()
     ana.screenshot(path=str(artifacts / "end.png"))
     bruno.screenshot(path=str(artifacts / "end-phone.png"))
     code = link.split("table=")[1]

@@ -32,6 +32,7 @@ export function endHtml(s, sc) {
           <th class="num">${esc(t("end.points"))}</th><th class="num">${esc(t("end.flies"))}</th></tr></thead>
         <tbody>${rows}</tbody>
       </table>
+      ${s.fair === undefined ? "" : `<p class="fair ${s.fair ? "ok" : "bad"}">${esc(t(s.fair ? "end.fair" : "end.unfair"))}</p>`}
       <div class="row">
         ${s.recordUrl ? `<button class="btn big" data-action="replay">${esc(t("end.replay"))}</button>` : ""}
         <button class="btn secondary" data-action="close-end">${esc(t("end.close"))}</button>

@@ -72,7 +72,10 @@ export function tablePage(app, code) {
           const total = msg.table.options.slap_window_ms;
           openRound(msg.view.turn, msg.window_left_ms ?? total, msg.view, total);
         }
-        if (msg.view?.over) s.result = msg.view.result;
+        if (msg.view?.over) {
+          s.result = msg.view.result;
+          checkSeed(msg.table.seed, msg.table.commitment);
+        }
         render(true);
         break;
       case "table":
@@ -129,6 +132,7 @@ export function tablePage(app, code) {
         s.table = msg.table;
         s.result = msg.result;
         s.recordUrl = msg.record_url;
+        checkSeed(msg.seed, msg.commitment);
         if (s.round) closeRound(msg.view);
         s.view = msg.view;
         render(true);
@@ -159,6 +163,15 @@ export function tablePage(app, code) {
   function deadline(msg) {
     if (!("turn_deadline_ms" in msg)) return;
     s.turnDeadline = msg.turn_deadline_ms === null ? null : performance.now() + msg.turn_deadline_ms;
+  }
+
+  /** Check the revealed seed against the commitment published at the start (fair shuffle). */
+  async function checkSeed(seed, commitment) {
+    if (seed == null || !commitment || !crypto.subtle) return; // no subtle crypto off https
+    const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(String(seed)));
+    const hex = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+    s.fair = hex === commitment.toLowerCase();
+    render(false);
   }
 
   function openRound(turn, windowMs, view, total) {
