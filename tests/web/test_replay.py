@@ -16,25 +16,54 @@ from flyswat import Game, IllegalActionError, Rules
 from flyswat.record import to_record
 
 
-def _record() -> dict[str, Any]:
-    """A short 3-player game where random hands (several on one card) are laid every round."""
-    rnd = random.Random(7)
-    game = Game.new(Rules(seats=3, remove=70), seed="replay-test", start=1)
+def _record(seats: int = 3, remove: int = 70, seed: int = 7, start: int = 1) -> dict[str, Any]:
+    """A game where random hands (several on one card, wrong ones too) are laid every round."""
+    rnd = random.Random(seed)
+    game = Game.new(Rules(seats=seats, remove=remove), seed=f"replay-{seed}", start=start)
     while not game.over:
         game.reveal()
         if game.round is None:
             continue
-        for _ in range(6):
+        for _ in range(rnd.randint(0, 3 * seats)):
             if game.centre:
                 with contextlib.suppress(IllegalActionError):
-                    game.slap(rnd.randrange(3), rnd.choice(game.centre), rnd.randint(150, 900))
+                    game.slap(rnd.randrange(seats), rnd.choice(game.centre), rnd.randint(150, 900))
         game.close_round()
-    seats = [
-        {"name": "Ana", "kind": "human"},
-        {"name": "Bruno", "kind": "human"},
-        {"name": "Bot 3", "kind": "bot", "level": "hard"},
+    names = [{"name": "Ana", "kind": "human"}, {"name": "Bruno", "kind": "human"}]
+    names += [{"name": f"Bot {i + 1}", "kind": "bot", "level": "hard"} for i in range(2, seats)]
+    return to_record(game, names, id=f"replay{seed}", started_at="2026-11-29T12:00:00Z")
+
+
+def test_the_browsers_rules_agree_with_the_engine_on_every_record(
+    server: str, browser: Browser
+) -> None:
+    """The replay viewer's own re-play of the rules (web/js/engine.js) finds every record the
+    Python engine wrote valid, with the same result, for 2 to 8 seats (R4-R24)."""
+    records = [
+        _record(seats, remove, seed, seed % seats)
+        for seed, (seats, remove) in enumerate(
+            [(2, 0), (3, 30), (4, 0), (4, 90), (5, 20), (6, 0), (7, 50), (8, 0)]
+        )
     ]
-    return to_record(game, seats, id="replaytest", started_at="2026-11-29T12:00:00Z")
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    page.goto(server + "/?replay")
+    got = page.evaluate(
+        """async (records) => {
+            const { replay } = await import("/js/engine.js");
+            return records.map((r) => {
+                const g = replay(r);
+                return { problems: g.problems, result: g.result, frames: g.frames.length };
+            });
+        }""",
+        records,
+    )
+    for record, g in zip(records, got, strict=True):
+        assert g["problems"] == [], record["id"]
+        assert g["result"] == record["result"]
+        rounds = sum(1 for t in record["turns"] if "round" in t)
+        assert g["frames"] == 1 + len(record["turns"]) + rounds
+    ctx.close()
 
 
 def test_the_replay_viewer_steps_through_a_record_file(
