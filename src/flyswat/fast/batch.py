@@ -2,8 +2,9 @@
 
 The games are played by the compiled kernel (:mod:`flyswat.fast.kernel`) with the bots'
 own parameters (:mod:`flyswat.bots`); the rules are those of :mod:`flyswat.engine`, checked
-by replay (:func:`records`). Randomness is numpy's, not the reference shuffle: a fast game
-is a fair game of the same rules, not the reference simulator's game of the same seed.
+by replay (:func:`records`). Randomness is the kernel's own generator (:mod:`flyswat.fast.rng`)
+seeded through ``numpy.random.SeedSequence``, not the reference shuffle: a fast game is a fair
+game of the same rules, not the reference simulator's game of the same seed.
 
 Work is cut into chunks of :data:`CHUNK` games, chunk ``k`` seeded by the ``k``-th child of
 ``numpy.random.SeedSequence(seed)``; so the results depend on the seed and the number of
@@ -135,8 +136,10 @@ def _play_chunk(
     wrong = np.zeros((n, seats), dtype=np.int16)
     counters = np.zeros((n, kernel.N_COUNTERS), dtype=np.int32)
     t = n if trace else 1
-    deck = np.zeros((t, kernel.CARDS), dtype=np.int64)
-    slaps = np.zeros((t, kernel.MAX_TRACE if trace else 1, 4), dtype=np.int64)
+    deck = np.zeros((t, kernel.CARDS), dtype=np.int8)
+    # int16 holds every field: seat < 8, card < 112, turn and ms far below 32767 (the slap
+    # window is at most 30000 ms).
+    slaps = np.zeros((t, kernel.MAX_TRACE if trace else 1, 4), dtype=np.int16)
     n_slaps = np.zeros(t, dtype=np.int64)
     kernel.play_batch(
         n, seats, rules.hands, rules.remove, rules.slap_window_ms, starts, _with_rival(params),
@@ -145,7 +148,7 @@ def _play_chunk(
     out: dict[str, np.ndarray] = {"starts": starts, "points": points, "flies": flies}
     out |= {"wrong": wrong, "counters": counters}
     if trace:
-        out |= {"deck": deck.astype(np.int8), "slaps": slaps, "n_slaps": n_slaps}
+        out |= {"deck": deck, "slaps": slaps, "n_slaps": n_slaps}
     return out
 
 
@@ -172,7 +175,7 @@ def simulate_fast(
     ``levels`` is one level or a list of them (names or :class:`bots.Level`); ``remove`` and
     ``slap_window_ms`` are the rule options (R6, R21). ``jobs`` processes share the work; the
     result does not depend on it. With ``trace``, the result keeps each game's facts so that
-    :func:`records` can build its record (memory: about 30 KB per game). Raises
+    :func:`records` can build its record (memory: about 7 KB per game). Raises
     :class:`MalformedError` for bad rules, an unknown level or a negative ``n_games``.
     """
     if isinstance(levels, str | bots.Level):
@@ -222,6 +225,8 @@ def game(result: FastResult, g: int) -> Game:
     for k, card in enumerate(rest):
         piles[(start + k) % rules.seats].append(card)
     played = Game(rules, piles, start=start, removed=removed, seed=None)
+    if result.n_slaps[g] > result.slaps.shape[1]:
+        raise MalformedError(f"game {g} has more slaps than its trace holds", "trace_cut")
     facts = result.slaps[g, : result.n_slaps[g]]
     i = 0
     while not played.over:

@@ -70,7 +70,8 @@ def _play(
     ``wf`` and ``wi`` are the scratch arrays of :mod:`flyswat.fast.policy`, set up by
     :func:`play_batch`; the centre lives in ``wi``. With ``trace``, ``trace_deck`` gets the
     shuffled deck (top first) and ``trace_slaps`` one row ``(turn, seat, card, ms)`` per
-    accepted slap, in arrival order. Returns the number of traced slaps.
+    accepted slap, in arrival order. Returns the number of slaps, which is more than
+    ``trace_slaps`` holds only in a game far longer than any seen (then the trace is cut).
     """
     deck = np.arange(CARDS)
     wi[ST] = rng.store(rng.shuffle(rng.load(wi[ST]), deck))  # R5
@@ -142,12 +143,12 @@ def _play(
                 for i in range(n):  # R17: the first hand on a card is the bottom one
                     if first[r_card[i]] < 0:
                         first[r_card[i]] = i
-                    if trace:
+                    if trace and n_trace < trace_slaps.shape[0]:
                         trace_slaps[n_trace, 0] = turn - 1
                         trace_slaps[n_trace, 1] = r_seat[i]
                         trace_slaps[n_trace, 2] = r_card[i]
                         trace_slaps[n_trace, 3] = r_ms[i]
-                        n_trace += 1
+                    n_trace += 1
                 for i in range(n):  # R18, R20: wins first, in arrival order
                     c = r_card[i]
                     if wi[CNT + c // 16] == top and first[c] == i:
