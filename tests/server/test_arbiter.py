@@ -27,7 +27,7 @@ def arbiter(**kw: object) -> RoundArbiter:
         "allowance_ms": {0: 50.0, 1: 200.0, 2: 0.0},
     }
     args.update(kw)
-    return RoundArbiter(**args)  # type: ignore[arg-type]
+    return RoundArbiter(**args)
 
 
 def test_p99_is_the_nearest_rank() -> None:

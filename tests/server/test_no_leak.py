@@ -73,7 +73,7 @@ async def test_two_humans_two_bots_and_a_spectator_never_see_a_card_before_its_r
 
 
 def test_the_leak_detector_finds_a_card_shown_too_early() -> None:
-    p = Player(ws=None, seat=0)  # type: ignore[arg-type]
+    p = Player(ws=None, seat=0)
     p.raw = ['{"type": "hands", "x": "R3-1"}', '{"type": "reveal", "card": "R3-1"}']
     p.received = [{"type": "hands"}, {"type": "reveal", "card": "R3-1"}]
     assert leaks(p) == ["hands: R3-1"]

@@ -103,7 +103,8 @@ async def test_a_killed_server_restarts_from_its_store_and_the_game_goes_on(
     db, port = f"sqlite:///{tmp_path / 'crash.db'}", free_port()
     first = Process(db, port)
     processes.append(first)
-    assert "http://127.0.0.1:" in first.proc.stdout.readline().decode()  # type: ignore[union-attr]
+    assert first.proc.stdout is not None
+    assert "http://127.0.0.1:" in first.proc.stdout.readline().decode()  # the address to open
     live = Live(first.url, first.ws, None)
     bots = [{"seat": 1, "level": "hard"}, {"seat": 2, "level": "easy"}]
     seated = await create_table(live, seats=3, bots=bots, remove=76)

@@ -134,8 +134,8 @@ async def test_the_round_closes_once_no_missing_slap_can_be_underneath() -> None
         for seat in range(3):
             table.pong(seat, 40.0)  # allowance 50 ms each
     open_round(table)
-    arb = table.arbiter
-    assert arb is not None and arb.window_ms == 600
+    arb, game = table.arbiter, table.game
+    assert arb is not None and arb.window_ms == 600 and game is not None
     sent = clock.now
     table.done(0, None)
     clock.now = sent + 650
@@ -144,7 +144,7 @@ async def test_the_round_closes_once_no_missing_slap_can_be_underneath() -> None
     clock.now = sent + 651
     table._maybe_close()
     assert table.arbiter is None
-    assert clients[0].last("round")["turn"] == len(table.game.turns)  # type: ignore[union-attr]
+    assert clients[0].last("round")["turn"] == len(game.turns)
 
 
 @pytest.mark.anyio

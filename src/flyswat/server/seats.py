@@ -12,7 +12,7 @@ import hmac
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Literal, Protocol
 
 from pydantic import BaseModel
 
@@ -41,7 +41,7 @@ class Seat:
     """One seat of a table: a human (once joined: name and token hash) or a bot."""
 
     index: int
-    kind: str
+    kind: Literal["human", "bot"]
     level: str | None = None
     name: str | None = None
     token_hash: str | None = None

@@ -17,7 +17,7 @@ import random
 import secrets
 import time
 from collections.abc import Callable
-from typing import Any, Self
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel
 
@@ -70,7 +70,7 @@ class TableBase:
             for i in range(options.seats)
         ]
         self.spectators: set[Client] = set()
-        self.state = "lobby"
+        self.state: Literal["lobby", "playing", "over"] = "lobby"
         self.game: Game | None = None
         self.game_id: str | None = None
         self.started_at = ""
@@ -165,12 +165,12 @@ class TableBase:
         over = self.state == "over" and self.game is not None
         return p.TableInfo(
             code=self.code,
-            state=self.state,  # type: ignore[arg-type]
+            state=self.state,
             options=self.options,
             players=[
                 p.PlayerInfo(
                     seat=s.index,
-                    kind=s.kind,  # type: ignore[arg-type]
+                    kind=s.kind,
                     name=s.name,
                     level=s.level,
                     joined=s.joined,
