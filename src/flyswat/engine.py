@@ -204,7 +204,7 @@ class Game:
         self._ending = not pile
         self.to_move = (seat + 1) % self.rules.seats
         colour = card.colour
-        if colour is None or (len(self._counts) == 4 and colour not in self._counts):
+        if colour is None or self.triggers_round(card):
             turn = Turn(seat, card, Round(card, seat, self.allowed_colours()))
             self.round = turn.round
             self.turns.append(turn)
