@@ -594,6 +594,16 @@ def test_r21_a_round_is_complete_when_every_seat_has_laid_all_hands_or_is_done(
     assert not game.round_complete()
 
 
+def test_r21_a_seat_with_a_hand_on_every_centre_fly_has_no_hand_left_to_lay(
+    staged: Stage,
+) -> None:
+    game, _ = centre_then(staged, 2, ["R1-1"], "S-1")
+    game.slap(0, C("R1-1"))
+    assert not game.round_complete()
+    game.slap(1, C("R1-1"))
+    assert game.round_complete()
+
+
 def test_r21_a_seat_that_said_it_is_done_may_lay_no_more_hands(staged: Stage) -> None:
     game = _open_round(staged, 2)
     game.slap(0, C("R1-1"))

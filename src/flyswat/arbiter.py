@@ -102,7 +102,8 @@ class RoundArbiter:
     """The arbitration of one slap round.
 
     ``sent_at[seat]``: when the trigger was sent to that seat; ``allowance_ms[seat]``: its
-    allowance (0 for a bot, whose planned time is exact). Seats absent from ``sent_at`` never
+    allowance (0 for a bot, whose planned time is exact); ``centre``: how many flies can be
+    slapped (a seat needs no more hands than that). Seats absent from ``sent_at`` never
     got the reveal: they count as done. Slaps must already be legal for the engine
     (``Game.check_slap``); this class adds the checks that depend on the claims not yet
     applied (same card, hands left) and on time (too fast, too late).
@@ -116,9 +117,11 @@ class RoundArbiter:
         window_ms: float,
         sent_at: Mapping[int, float],
         allowance_ms: Mapping[int, float],
+        centre: int | None = None,
     ) -> None:
         self.seats = seats
-        self.hands = hands
+        # A seat with a hand on every centre fly can lay no more (R16).
+        self.hands = hands if centre is None else min(hands, centre)
         self.window_ms = window_ms
         self.sent_at = dict(sent_at)
         self.allowance_ms = {s: allowance_ms.get(s, ALLOWANCE_CAP_MS) for s in self.sent_at}
@@ -171,7 +174,7 @@ class RoundArbiter:
         self.done.add(seat)
 
     def complete(self, seat: int) -> bool:
-        """Has ``seat`` laid all its hands or said done?"""
+        """Has ``seat`` laid all its hands (or one on every centre fly) or said done?"""
         return seat in self.done or sum(1 for c in self.claims if c.seat == seat) >= self.hands
 
     def deadline(self) -> float | None:

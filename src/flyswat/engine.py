@@ -262,14 +262,17 @@ class Game:
         self.round.done.add(seat)
 
     def round_complete(self) -> bool:
-        """True when every seat has laid all its hands or said it is done (R21)."""
+        """True when every seat has laid all its hands or said it is done (R21).
+
+        A seat with a hand on every centre fly has no hand left to lay, so it counts as done.
+        """
         r = self.round
         if r is None:
             return False
         laid = [0] * self.rules.seats
         for s in r.slaps:
             laid[s.seat] += 1
-        hands = self.rules.hands
+        hands = min(self.rules.hands, len(self.centre))
         return all(seat in r.done or laid[seat] >= hands for seat in range(self.rules.seats))
 
     def close_round(self) -> Round:

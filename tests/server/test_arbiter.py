@@ -187,3 +187,11 @@ def test_laid_counts_hands_per_seat() -> None:
     arb.claim_planned(2, R3, 320)
     arb.claim_planned(2, G4, 500)
     assert arb.laid() == [1, 0, 2]
+
+
+def test_a_seat_with_a_hand_on_every_centre_fly_is_not_waited_for() -> None:
+    arb = arbiter(centre=1, sent_at={0: 1000.0, 1: 1000.0}, seats=2)
+    arb.claim(0, R3, 400, now=1450.0)
+    assert not arb.decided(1460.0)
+    arb.claim(1, R3, 420, now=1500.0)
+    assert arb.decided(1500.0)

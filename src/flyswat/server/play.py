@@ -160,6 +160,7 @@ class Table(TableBase):
             window_ms=self.options.slap_window_ms,
             sent_at=dict.fromkeys(present, now),
             allowance_ms={s.index: 0.0 if s.is_bot else s.rtt.allowance() for s in self.seats},
+            centre=len(game.centre),
         )
         self.round_opened = now
         n = len(game.turns)
