@@ -250,6 +250,36 @@ def show(fig: dict[str, Any]) -> None:
         print("  " + line)
 
 
+def plot(figures: list[dict[str, Any]], path: Path) -> None:
+    """Latency (p50, p99 of all workers' rounds) and the server's CPU against players."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.2), dpi=110)
+    players = [f["players"] for f in figures]
+    for key, label, style in (("probe_round_ms", "probe", "o-"), ("bulk_round_ms", "bulk", "s--")):
+        for i, q in ((0, "p50"), (1, "p99")):
+            ax.plot(players, [f[key][i] for f in figures], style, ms=4,
+                    label=f"{label} round {q}")  # fmt: skip
+    ax.axhline(20, color="grey", lw=0.8, ls=":", label="20 ms")
+    ax.set_yscale("log")
+    ax.set_xlabel("connected players (4 per table)")
+    ax.set_ylabel("last done -> round received (ms)")
+    ax2 = ax.twinx()
+    ax2.plot(players, [100 * f["cpu"]["server"] for f in figures], "k^-", ms=4, lw=0.8,
+             label="server CPU (% of a core)")  # fmt: skip
+    ax2.set_ylabel("server CPU (% of one core)")
+    ax2.set_ylim(0, 110)
+    handles = ax.get_legend_handles_labels()[0] + ax2.get_legend_handles_labels()[0]
+    ax.legend(handles, [str(h.get_label()) for h in handles], fontsize=7, loc="upper left")
+    ax.set_title("one flyswat serve process, load players on loopback", fontsize=10)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+
+
 def main() -> None:
     """Run every size in ``--tables`` and print its figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -269,7 +299,12 @@ def main() -> None:
     parser.add_argument("--nice", type=int, default=0, help="niceness of the bulk workers")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--keep", type=Path, help="keep the databases, logs and profiles here")
+    parser.add_argument("--plot", type=Path, help="plot latency and CPU against players (PNG)")
+    parser.add_argument("--replot", type=Path, help="only plot the figures of this --json file")
     args = parser.parse_args()
+    if args.replot:
+        plot(json.loads(args.replot.read_text()), args.plot or Path("load.png"))
+        return
     print(f"open files allowed: {raise_fd_limit()}")
     figures = []
     with tempfile.TemporaryDirectory(prefix="flyswat-load-") as tmp:
@@ -281,6 +316,8 @@ def main() -> None:
             figures.append(fig)
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1, default=str))
+    if args.plot:
+        plot(figures, args.plot)
 
 
 if __name__ == "__main__":

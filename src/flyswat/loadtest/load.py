@@ -138,7 +138,7 @@ class LoadTable:
 
     code: str
     seated: list[dict[str, Any]]
-    humans: int
+    seats: int
     started: bool = False
     over: dict[str, Any] | None = None
     fetched: bool = False
@@ -154,7 +154,8 @@ class LoadTable:
     def round_latency(self, turn: int, now: float) -> float | None:
         """ms from the last done to ``now`` when every seat of the table said done (a round
         that closed on its deadline, or with a server bot, says nothing)."""
-        if self.done_count.get(turn, 0) < self.humans or self.humans < len(self.seated):
+        humans = len(self.seated)
+        if humans < self.seats or self.done_count.get(turn, 0) < humans:
             return None
         return (now - self.done_at[turn]) * 1000
 
@@ -391,7 +392,7 @@ class Worker:
             joined = await self._request("POST", f"/api/tables/{code}/join", {"name": f"p{i}"})
             joined.raise_for_status()
             seated.append(joined.json())
-        table = LoadTable(code, seated, humans=len(seated))
+        table = LoadTable(code, seated, seats=plan.seats)
         players = [
             LoadPlayer(
                 table, s, self.ws_base, plan.pace, random.Random(self.rng.random()), self.stats,
