@@ -59,7 +59,8 @@ def test_load_players_play_whole_games_whose_records_verify(
     assert out["unfinished"] == []
     assert out["received"] > out["sent"] > 0
     assert out["round_ms"] and out["reveal_ms"], "rounds and reveals were timed"
-    assert set(out["errors"]) <= {"no_round", "stale_round"}, out["errors"]
+    # Only a refusal that depends on timing alone (a loaded machine) may happen.
+    assert set(out["errors"]) <= {"too_late"}, out["error_examples"]
     records = records_of(tmp_path)
     assert len(records) == 3
     assert all(verify_record(r) == [] for r in records)

@@ -116,6 +116,7 @@ class Stats:
     reveal_at: list[float] = field(default_factory=list)
     lag_ms: list[float] = field(default_factory=list)
     errors: Counter[str] = field(default_factory=Counter)
+    error_examples: list[str] = field(default_factory=list)
     connects: int = 0
     drops: int = 0
     reconnects: int = 0
@@ -284,6 +285,8 @@ class LoadPlayer:
                 return
             elif kind == "error":
                 stats.errors[msg["code"]] += 1
+                if len(stats.error_examples) < 5:
+                    stats.error_examples.append(f"{msg['code']}: {msg['message']}")
             if v and self._my_turn(v) and self._reveal_for != self.turn:
                 self._reveal_for = self.turn
                 self._spawn(self._reveal(ws, self.turn))
@@ -311,6 +314,10 @@ class LoadPlayer:
             return
         first = target(centre)
         if first is not None and self.rng.random() >= self.pace.lapse:
+            if len(centre) == 1:  # a hand on every fly: the seat is complete, no done
+                self.table.note_done(turn, loop.time())
+                await self._send(ws, {"type": "slap", "card": first, "ms": round(rt), "turn": turn})
+                return
             await self._send(ws, {"type": "slap", "card": first, "ms": round(rt), "turn": turn})
             rest = [c for c in centre if c != first and c[0] == first[0]]
             if rest and v["hands"] > 1 and self.rng.random() < self.pace.second_hand:
