@@ -41,6 +41,7 @@ from flyswat.loadtest.load import (
     cpu_seconds,
     cpu_wait_seconds,
     free_port,
+    gc_pauses,
     percentile,
     raise_fd_limit,
     rss_bytes,
@@ -107,7 +108,10 @@ def quiet_samples(
 def step(tables: int, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     """One size: a fresh server, the workers, the measurement; returns the figures."""
     db = workdir / f"load-{tables}.db"
-    server = ServerProcess(f"sqlite:///{db}", free_port(), workdir / f"server-{tables}.log")
+    gc_log = workdir / f"gc-{tables}.log"
+    gc_log.unlink(missing_ok=True)
+    server = ServerProcess(f"sqlite:///{db}", free_port(), workdir / f"server-{tables}.log",
+                           gc_log=gc_log, full_gc=not args.no_full_gc)  # fmt: skip
     server.start()
     rss0 = rss_bytes(server.pid)
     ctx = mp.get_context("spawn")
@@ -149,12 +153,14 @@ def step(tables: int, args: argparse.Namespace, workdir: Path) -> dict[str, Any]
         rss_samples = []
         seconds: list[tuple[float, float]] = []  # (wall time, server's CPU wait share)
         last = (time.time(), cpu_wait_seconds(server.pid))
+        wall0 = last[0]
         while time.monotonic() - w0 < args.duration:
             time.sleep(1)
             rss_samples.append(rss_bytes(server.pid))
             now = (time.time(), cpu_wait_seconds(server.pid))
             seconds.append((now[0], (now[1] - last[1]) / (now[0] - last[0])))
             last = now
+        wall1 = time.time()
         cpu1 = {k: cpu_seconds(pid) for k, pid in pids.items()}
         wait1 = {k: cpu_wait_seconds(pid) for k, pid in pids.items()}
         load1 = os.getloadavg()[0]
@@ -190,6 +196,8 @@ def step(tables: int, args: argparse.Namespace, workdir: Path) -> dict[str, Any]
         "cpu": {k: (cpu1[k] - cpu0[k]) / window for k in pids},
         "cpu_wait": {k: (wait1[k] - wait0[k]) / window for k in pids},
         "quiet": args.quiet,
+        "full_gc": not args.no_full_gc,
+        "gc_pauses_ms": [ms for t, ms in gc_pauses(gc_log) if wall0 <= t <= wall1],
         "loadavg": (load0, load1),
         "msgs_out_per_s": sum(o["received_per_s"] for o in every),
         "msgs_in_per_s": sum(o["sent_per_s"] for o in every),
@@ -221,6 +229,7 @@ def show(fig: dict[str, Any]) -> None:
     pr, pv = fig["probe_round_ms"], fig["probe_reveal_ms"]
     br, bv = fig["bulk_round_ms"], fig["bulk_reveal_ms"]
     qr, qv = fig["quiet_round_ms"], fig["quiet_reveal_ms"]
+    gcs = fig["gc_pauses_ms"]
     print(
         f"{fig['tables']} tables, {fig['players']} players, {fig['bots']} bots "
         f"(set up in {fig['setup_s']} s)\n"
@@ -235,6 +244,9 @@ def show(fig: dict[str, Any]) -> None:
         f"    round  ms p50/p99/max {qr[0]:.1f}/{qr[1]:.1f}/{qr[2]:.1f} "
         f"({fig['quiet_rounds']} rounds); reveal ms p50/p99/max {qv[0]:.1f}/{qv[1]:.1f}/"
         f"{qv[2]:.1f}\n"
+        f"  server's full garbage collections in the window: {len(gcs)}, pauses ms "
+        f"{', '.join(f'{ms:.0f}' for ms in gcs) or '-'}"
+        f"{'' if fig['full_gc'] else ' (full collections put off: --no-full-gc)'}\n"
         f"  client loop lag p99 ms: "
         + ", ".join(f"{k} {v:.1f}" for k, v in fig["lag_p99_ms"].items())
         + f"\n  server RSS MB: start {fig['rss_start_mb']:.0f}, lobby {fig['rss_lobby_mb']:.0f}, "
@@ -296,6 +308,8 @@ def main() -> None:
     parser.add_argument("--quiet", type=float, default=0.1,
                         help="a second is quiet when the server waited for a CPU less than "
                         "this share of it (default 0.1)")  # fmt: skip
+    parser.add_argument("--no-full-gc", action="store_true",
+                        help="run the server with full (generation 2) GCs put off")  # fmt: skip
     parser.add_argument("--nice", type=int, default=0, help="niceness of the bulk workers")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--keep", type=Path, help="keep the databases, logs and profiles here")

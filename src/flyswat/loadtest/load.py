@@ -600,9 +600,20 @@ class ServerProcess:
     """``flyswat serve`` on 127.0.0.1 as a child process (this Python, no wrapper), so that
     its pid is the server's own for ``/proc`` and for ``kill -9``."""
 
-    def __init__(self, db_url: str, port: int, log: Path, *, bot_pace: float = 1.0) -> None:
+    def __init__(
+        self,
+        db_url: str,
+        port: int,
+        log: Path,
+        *,
+        bot_pace: float = 1.0,
+        gc_log: Path | None = None,
+        full_gc: bool = True,
+    ) -> None:
         self.db_url = db_url
         self.bot_pace = bot_pace
+        self.gc_log = gc_log
+        self.full_gc = full_gc
         self.port = port
         self.log = log
         self.http = f"http://127.0.0.1:{port}"
@@ -617,9 +628,11 @@ class ServerProcess:
 
     def start(self, timeout: float = 120) -> float:
         """Start the server and wait for ``/health``; returns the seconds that took."""
-        cmd = [sys.executable, "-m", "flyswat.cli", "serve", "--host", "127.0.0.1",
-               "--port", str(self.port), "--db", self.db_url,
-               "--bot-pace", str(self.bot_pace)]  # fmt: skip
+        args = ["serve", "--host", "127.0.0.1", "--port", str(self.port), "--db", self.db_url,
+                "--bot-pace", str(self.bot_pace)]  # fmt: skip
+        cmd = [sys.executable, "-m", "flyswat.cli", *args]
+        if self.gc_log is not None or not self.full_gc:
+            cmd = [sys.executable, "-c", _gc_prelude(self.gc_log, self.full_gc), *args]
         t0 = time.monotonic()
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
@@ -647,6 +660,37 @@ class ServerProcess:
                 self.proc.wait(15)
             except subprocess.TimeoutExpired:
                 self.kill()
+
+
+def _gc_prelude(log: Path | None, full_gc: bool) -> str:
+    """Python that runs ``flyswat`` with its command-line arguments after, optionally logging
+    each full (generation 2) garbage collection as ``<wall time> <pause ms>`` to ``log``, or
+    with full collections put off (the server's code is not touched)."""
+    lines = ["import gc, sys, time"]
+    if log is not None:
+        lines += [
+            f"out = open({str(log)!r}, 'a', buffering=1)",
+            "began = [0.0]",
+            "def note(phase, info):",
+            "    if info['generation'] == 2 and phase == 'start':",
+            "        began[0] = time.perf_counter()",
+            "    elif info['generation'] == 2:",
+            "        pause = (time.perf_counter() - began[0]) * 1000",
+            "        out.write(f'{time.time():.3f} {pause:.1f}\\n')",
+            "gc.callbacks.append(note)",
+        ]
+    if not full_gc:
+        lines.append("gc.set_threshold(700, 10, 10**9)")
+    lines += ["from flyswat.cli import main", "sys.exit(main(sys.argv[1:]))"]
+    return "\n".join(lines)
+
+
+def gc_pauses(log: Path) -> list[tuple[float, float]]:
+    """The ``(wall time, pause ms)`` of each full collection in a ``gc_log``."""
+    if not log.exists():
+        return []
+    rows = [line.split() for line in log.read_text().splitlines() if line.strip()]
+    return [(float(t), float(ms)) for t, ms in rows]
 
 
 def percentile(samples: list[float], q: float) -> float:
