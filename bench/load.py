@@ -18,7 +18,13 @@ its broadcast received (``reveal``). Games are not finished: a step measures a s
     uv run python bench/load.py --tables 500 --profile        # and py-spy on the server
 
 ``--profile`` needs ``py-spy`` (``uv tool install py-spy``); it samples the server during the
-measured window without pausing it and prints the functions with the most samples.
+measured window without pausing it and prints the functions with the most samples. The
+server's full garbage collections in the window are always listed with their pauses (a
+``gc.callbacks`` hook in a ``python -c`` prelude; the server's code is untouched);
+``--no-full-gc`` runs the same server with them put off, to see what they cost.
+
+The CPU figures are shares of one core from ``/proc``; "waiting for a CPU" is the run-queue
+time (``/proc/PID/schedstat``): when it is high, other jobs on the machine set the latency.
 """
 
 from __future__ import annotations
@@ -37,16 +43,18 @@ from typing import Any
 
 from flyswat.loadtest.load import (
     Plan,
+    percentile,
+    raise_fd_limit,
+    worker_main,
+)
+from flyswat.loadtest.procs import (
     ServerProcess,
     cpu_seconds,
     cpu_wait_seconds,
-    free_port,
     gc_pauses,
-    percentile,
-    raise_fd_limit,
     rss_bytes,
-    worker_main,
 )
+from flyswat.loadtest.server import free_port
 
 
 def split(total: int, parts: int) -> list[int]:

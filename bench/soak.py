@@ -36,13 +36,15 @@ from flyswat.loadtest.load import (
     QUICK,
     Pace,
     Plan,
-    ServerProcess,
-    cpu_seconds,
-    free_port,
     raise_fd_limit,
-    rss_bytes,
     worker_main,
 )
+from flyswat.loadtest.procs import (
+    ServerProcess,
+    cpu_seconds,
+    rss_bytes,
+)
+from flyswat.loadtest.server import free_port
 from flyswat.record import verify_record
 
 SHORT = {"remove": 60, "slap_window_ms": 1500, "turn_timeout_ms": 2000}

@@ -19,15 +19,17 @@ import pytest
 from flyswat.loadtest.load import (
     QUICK,
     Plan,
-    ServerProcess,
     Worker,
     check_loopback,
-    cpu_seconds,
-    free_port,
     percentile,
-    rss_bytes,
     run_plan,
 )
+from flyswat.loadtest.procs import (
+    ServerProcess,
+    cpu_seconds,
+    rss_bytes,
+)
+from flyswat.loadtest.server import free_port
 from flyswat.record import verify_record
 
 #: Short games: 22 cards in play, quick rounds.

@@ -1,0 +1,136 @@
+"""The server as a child process, and what Linux's ``/proc`` says of a process.
+
+:class:`ServerProcess` runs ``flyswat serve`` on 127.0.0.1 with this Python, so that its pid is
+the server's own: for its CPU time, its wait for a CPU, its resident memory, and ``kill -9``.
+Optionally it logs the server's full garbage collections, or puts them off, from a
+``python -c`` prelude: the server's code is not touched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of process ``pid`` so far, in seconds (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_wait_seconds(pid: int) -> float:
+    """Seconds the main thread of ``pid`` has spent runnable but waiting for a CPU (the
+    scheduler's run queue: ``/proc/PID/schedstat``); high when other jobs take the cores."""
+    return int(Path(f"/proc/{pid}/schedstat").read_text().split()[1]) / 1e9
+
+
+def rss_bytes(pid: int) -> int:
+    """The resident set size of process ``pid``, in bytes (``VmRSS``)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+class ServerProcess:
+    """``flyswat serve`` on 127.0.0.1 as a child process (this Python, no wrapper), so that
+    its pid is the server's own for ``/proc`` and for ``kill -9``."""
+
+    def __init__(
+        self,
+        db_url: str,
+        port: int,
+        log: Path,
+        *,
+        bot_pace: float = 1.0,
+        gc_log: Path | None = None,
+        full_gc: bool = True,
+    ) -> None:
+        self.db_url = db_url
+        self.bot_pace = bot_pace
+        self.gc_log = gc_log
+        self.full_gc = full_gc
+        self.port = port
+        self.log = log
+        self.http = f"http://127.0.0.1:{port}"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def pid(self) -> int:
+        """The server's process id; raises when it is not running."""
+        if self.proc is None:
+            raise RuntimeError("the server is not running")
+        return self.proc.pid
+
+    def start(self, timeout: float = 120) -> float:
+        """Start the server and wait for ``/health``; returns the seconds that took."""
+        args = ["serve", "--host", "127.0.0.1", "--port", str(self.port), "--db", self.db_url,
+                "--bot-pace", str(self.bot_pace)]  # fmt: skip
+        cmd = [sys.executable, "-m", "flyswat.cli", *args]
+        if self.gc_log is not None or not self.full_gc:
+            cmd = [sys.executable, "-c", _gc_prelude(self.gc_log, self.full_gc), *args]
+        t0 = time.monotonic()
+        with self.log.open("ab") as out:
+            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+        while time.monotonic() - t0 < timeout:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"the server exited with {self.proc.returncode}; see {self.log}")
+            with contextlib.suppress(httpx.TransportError):
+                if httpx.get(self.http + "/health", timeout=2).status_code == 200:
+                    return time.monotonic() - t0
+            time.sleep(0.1)
+        self.kill()
+        raise TimeoutError(f"the server did not answer /health within {timeout} s")
+
+    def kill(self) -> None:
+        """``kill -9``: no clean-up of any kind."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(10)
+
+    def stop(self) -> None:
+        """Stop as Ctrl-C does (uvicorn shuts down cleanly); kill after 15 s."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+def _gc_prelude(log: Path | None, full_gc: bool) -> str:
+    """Python that runs ``flyswat`` with its command-line arguments after, optionally logging
+    each full (generation 2) garbage collection as ``<wall time> <pause ms>`` to ``log``, or
+    with full collections put off (the server's code is not touched)."""
+    lines = ["import gc, sys, time"]
+    if log is not None:
+        lines += [
+            f"out = open({str(log)!r}, 'a', buffering=1)",
+            "began = [0.0]",
+            "def note(phase, info):",
+            "    if info['generation'] == 2 and phase == 'start':",
+            "        began[0] = time.perf_counter()",
+            "    elif info['generation'] == 2:",
+            "        pause = (time.perf_counter() - began[0]) * 1000",
+            "        out.write(f'{time.time():.3f} {pause:.1f}\\n')",
+            "gc.callbacks.append(note)",
+        ]
+    if not full_gc:
+        lines.append("gc.set_threshold(700, 10, 10**9)")
+    lines += ["from flyswat.cli import main", "sys.exit(main(sys.argv[1:]))"]
+    return "\n".join(lines)
+
+
+def gc_pauses(log: Path) -> list[tuple[float, float]]:
+    """The ``(wall time, pause ms)`` of each full collection in a ``gc_log``."""
+    if not log.exists():
+        return []
+    rows = [line.split() for line in log.read_text().splitlines() if line.strip()]
+    return [(float(t), float(ms)) for t, ms in rows]
