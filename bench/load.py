@@ -21,7 +21,8 @@ its broadcast received (``reveal``). Games are not finished: a step measures a s
 measured window without pausing it and prints the functions with the most samples. The
 server's full garbage collections in the window are always listed with their pauses (a
 ``gc.callbacks`` hook in a ``python -c`` prelude; the server's code is untouched);
-``--no-full-gc`` runs the same server with them put off, to see what they cost.
+``--gc no-full`` runs the same server with them put off, ``--gc off`` with no collector at
+all, to see what they cost.
 
 The CPU figures are shares of one core from ``/proc``; "waiting for a CPU" is the run-queue
 time (``/proc/PID/schedstat``): when it is high, other jobs on the machine set the latency.
@@ -48,6 +49,7 @@ from flyswat.loadtest.load import (
     worker_main,
 )
 from flyswat.loadtest.procs import (
+    GC_MODES,
     ServerProcess,
     cpu_seconds,
     cpu_wait_seconds,
@@ -119,7 +121,7 @@ def step(tables: int, args: argparse.Namespace, workdir: Path) -> dict[str, Any]
     gc_log = workdir / f"gc-{tables}.log"
     gc_log.unlink(missing_ok=True)
     server = ServerProcess(f"sqlite:///{db}", free_port(), workdir / f"server-{tables}.log",
-                           gc_log=gc_log, full_gc=not args.no_full_gc)  # fmt: skip
+                           gc_log=gc_log, gc_mode=args.gc)  # fmt: skip
     server.start()
     rss0 = rss_bytes(server.pid)
     ctx = mp.get_context("spawn")
@@ -204,7 +206,7 @@ def step(tables: int, args: argparse.Namespace, workdir: Path) -> dict[str, Any]
         "cpu": {k: (cpu1[k] - cpu0[k]) / window for k in pids},
         "cpu_wait": {k: (wait1[k] - wait0[k]) / window for k in pids},
         "quiet": args.quiet,
-        "full_gc": not args.no_full_gc,
+        "gc": args.gc,
         "gc_pauses_ms": [ms for t, ms in gc_pauses(gc_log) if wall0 <= t <= wall1],
         "loadavg": (load0, load1),
         "msgs_out_per_s": sum(o["received_per_s"] for o in every),
@@ -254,7 +256,7 @@ def show(fig: dict[str, Any]) -> None:
         f"{qv[2]:.1f}\n"
         f"  server's full garbage collections in the window: {len(gcs)}, pauses ms "
         f"{', '.join(f'{ms:.0f}' for ms in gcs) or '-'}"
-        f"{'' if fig['full_gc'] else ' (full collections put off: --no-full-gc)'}\n"
+        f"{'' if fig['gc'] == 'on' else ' (collector: --gc ' + fig['gc'] + ')'}\n"
         f"  client loop lag p99 ms: "
         + ", ".join(f"{k} {v:.1f}" for k, v in fig["lag_p99_ms"].items())
         + f"\n  server RSS MB: start {fig['rss_start_mb']:.0f}, lobby {fig['rss_lobby_mb']:.0f}, "
@@ -316,8 +318,9 @@ def main() -> None:
     parser.add_argument("--quiet", type=float, default=0.1,
                         help="a second is quiet when the server waited for a CPU less than "
                         "this share of it (default 0.1)")  # fmt: skip
-    parser.add_argument("--no-full-gc", action="store_true",
-                        help="run the server with full (generation 2) GCs put off")  # fmt: skip
+    parser.add_argument("--gc", choices=GC_MODES, default="on",
+                        help="the server's garbage collector: on, no-full (generation 2 "
+                        "put off) or off (an experiment)")  # fmt: skip
     parser.add_argument("--nice", type=int, default=0, help="niceness of the bulk workers")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--keep", type=Path, help="keep the databases, logs and profiles here")

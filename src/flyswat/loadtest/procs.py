@@ -39,6 +39,11 @@ def rss_bytes(pid: int) -> int:
     return 0
 
 
+#: How the server's garbage collector runs: as Python sets it (``on``), with full (generation
+#: 2) collections put off (``no-full``), or not at all (``off``: an experiment, not a setting).
+GC_MODES = ("on", "no-full", "off")
+
+
 class ServerProcess:
     """``flyswat serve`` on 127.0.0.1 as a child process (this Python, no wrapper), so that
     its pid is the server's own for ``/proc`` and for ``kill -9``."""
@@ -51,12 +56,14 @@ class ServerProcess:
         *,
         bot_pace: float = 1.0,
         gc_log: Path | None = None,
-        full_gc: bool = True,
+        gc_mode: str = "on",
     ) -> None:
         self.db_url = db_url
         self.bot_pace = bot_pace
         self.gc_log = gc_log
-        self.full_gc = full_gc
+        if gc_mode not in GC_MODES:
+            raise ValueError(f"gc_mode is one of {', '.join(GC_MODES)}, not {gc_mode!r}")
+        self.gc_mode = gc_mode
         self.port = port
         self.log = log
         self.http = f"http://127.0.0.1:{port}"
@@ -74,8 +81,8 @@ class ServerProcess:
         args = ["serve", "--host", "127.0.0.1", "--port", str(self.port), "--db", self.db_url,
                 "--bot-pace", str(self.bot_pace)]  # fmt: skip
         cmd = [sys.executable, "-m", "flyswat.cli", *args]
-        if self.gc_log is not None or not self.full_gc:
-            cmd = [sys.executable, "-c", _gc_prelude(self.gc_log, self.full_gc), *args]
+        if self.gc_log is not None or self.gc_mode != "on":
+            cmd = [sys.executable, "-c", _gc_prelude(self.gc_log, self.gc_mode), *args]
         t0 = time.monotonic()
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
@@ -105,10 +112,10 @@ class ServerProcess:
                 self.kill()
 
 
-def _gc_prelude(log: Path | None, full_gc: bool) -> str:
+def _gc_prelude(log: Path | None, gc_mode: str) -> str:
     """Python that runs ``flyswat`` with its command-line arguments after, optionally logging
-    each full (generation 2) garbage collection as ``<wall time> <pause ms>`` to ``log``, or
-    with full collections put off (the server's code is not touched)."""
+    each full (generation 2) garbage collection as ``<wall time> <pause ms>`` to ``log``, and
+    with the collector as ``gc_mode`` says (the server's code is not touched)."""
     lines = ["import gc, sys, time"]
     if log is not None:
         lines += [
@@ -122,8 +129,10 @@ def _gc_prelude(log: Path | None, full_gc: bool) -> str:
             "        out.write(f'{time.time():.3f} {pause:.1f}\\n')",
             "gc.callbacks.append(note)",
         ]
-    if not full_gc:
+    if gc_mode == "no-full":
         lines.append("gc.set_threshold(700, 10, 10**9)")
+    elif gc_mode == "off":
+        lines.append("gc.disable()")
     lines += ["from flyswat.cli import main", "sys.exit(main(sys.argv[1:]))"]
     return "\n".join(lines)
 
