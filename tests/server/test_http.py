@@ -129,6 +129,30 @@ def test_an_absent_table_plays_itself_out_in_process_and_its_record_is_served(
     assert client.get(f"/api/tables/{code}").json()["state"] == "over"
 
 
+def test_a_finished_table_nobody_watches_leaves_memory_and_comes_back_on_demand(
+    client: TestClient,
+) -> None:
+    seated = create(client, seats=2, bots=[{"seat": 1, "level": "hard"}])
+    code = seated["code"]
+    client.post(f"/api/tables/{code}/start", json={"token": seated["token"]})
+    with client.websocket_connect(f"/ws/{code}") as ws:
+        ws.send_json({"type": "hello", "token": seated["token"]})
+        while (msg := ws.receive_json())["type"] != "over":
+            pass
+    server = client.app.state.server
+    assert code not in server.tables  # the last connection left a finished game
+    assert client.get("/health").json()["tables"] == 0
+    assert client.get(f"/api/tables/{code}/record").json()["result"] == msg["result"]
+    info = client.get(f"/api/tables/{code}").json()
+    assert info["state"] == "over" and info["seed"] == msg["seed"]
+    with client.websocket_connect(f"/ws/{code}") as ws:
+        ws.send_json({"type": "hello", "token": seated["token"]})
+        welcome = ws.receive_json()
+        assert welcome["type"] == "welcome" and welcome["view"]["result"] == msg["result"]
+    server.sweep()
+    assert code not in server.tables
+
+
 @pytest.mark.skipif(not (WEB_DIR / "index.html").exists(), reason="no web client yet")
 def test_the_web_client_is_served_at_the_root(client: TestClient) -> None:
     reply = client.get("/")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -50,31 +51,58 @@ _STATUS = {"not_found": 404, "bad_token": 403, "not_host": 403}
 
 
 class Server:
-    """Every table of one server process, and the store they live in."""
+    """The tables of one server process, and the store they live in.
+
+    Memory holds the tables in the lobby or in play, and finished ones while somebody is
+    still connected to them. A finished table nobody watches is dropped from memory
+    (:meth:`forget`); the store keeps it, and :meth:`find` rebuilds it on demand.
+    """
 
     def __init__(self, db_url: str, *, bot_pace: float = 1.0) -> None:
         self.store = Store(db_url)
         self.bot_pace = bot_pace
         self.tables: dict[str, Table] = {}
 
+    def _load(self, code: str) -> Table | None:
+        events = self.store.events(code)
+        if not events:
+            return None
+        try:
+            table = Table.restore(code, events, store=self.store, bot_pace=self.bot_pace)
+        except FlyswatError:
+            log.exception("table %s cannot be restored", code)
+            return None
+        self.tables[code] = table
+        table.resume()
+        return table
+
     def restore(self) -> None:
-        """Rebuild every stored table by replaying its events, and resume play."""
-        for code, _state in self.store.codes():
-            events = self.store.events(code)
-            try:
-                table = Table.restore(code, events, store=self.store, bot_pace=self.bot_pace)
-            except FlyswatError:
-                log.exception("table %s cannot be restored", code)
-                continue
-            self.tables[code] = table
-            table.resume()
+        """Rebuild every stored table not yet over by replaying its events, and resume play."""
+        for code, state in self.store.codes():
+            if state != "over":
+                self._load(code)
+
+    def find(self, code: str) -> Table | None:
+        """The table with this code, rebuilt from the store if it is not in memory."""
+        return self.tables.get(code) or self._load(code)
 
     def table(self, code: str) -> Table:
         """The table with this code; raises ``not_found``."""
-        table = self.tables.get(code)
+        table = self.find(code)
         if table is None:
             raise IllegalActionError(f"no table {code!r}", "not_found")
         return table
+
+    def forget(self, table: Table) -> None:
+        """Drop ``table`` from memory if its game is over and nobody is connected to it."""
+        if table.state == "over" and not table.clients():
+            table.cancel_timers()
+            self.tables.pop(table.code, None)
+
+    def sweep(self) -> None:
+        """Forget every finished table that nobody watches (games that ended unwatched)."""
+        for table in list(self.tables.values()):
+            self.forget(table)
 
     def seated(self, table: Table, seat: int, token: str) -> p.Seated:
         """The reply to create and join."""
@@ -92,7 +120,7 @@ class Server:
         """A new table with its host seated."""
         options = p.TableOptions(**body.model_dump(exclude={"name"}))
         code = new_code()
-        while code in self.tables:
+        while code in self.tables or self.store.exists(code):
             code = new_code()
         table, token = Table.create(code, options, body.name, store=self.store,
                                     bot_pace=self.bot_pace)  # fmt: skip
@@ -180,7 +208,7 @@ def _routes(server: Server) -> list[Route | WebSocketRoute]:
             found = server.store.record(code)
         if found is not None:
             return JSONResponse(found)
-        if table is None:
+        if table is None and not server.store.exists(code):
             return _error(IllegalActionError(f"no table {code!r}", "not_found"))
         return _error(IllegalActionError("the game is not over yet", "not_over"))
 
@@ -241,7 +269,7 @@ async def play(server: Server, ws: WebSocket) -> None:
     conn = Connection(ws, monotonic_ms)
     writer = asyncio.create_task(conn.writer())
     pinger: asyncio.Task[None] | None = None
-    table = server.tables.get(ws.path_params["code"])
+    table = server.find(ws.path_params["code"])
     abusive = False
     try:
         if table is None:
@@ -267,6 +295,7 @@ async def play(server: Server, ws: WebSocket) -> None:
     finally:
         if table is not None and conn.greeted:
             table.leave(conn)
+            server.forget(table)
         conn.stop()
         if pinger is not None:
             pinger.cancel()
@@ -280,6 +309,12 @@ async def play(server: Server, ws: WebSocket) -> None:
 # -- the application and the command ------------------------------------------------------------
 
 
+async def _sweep(server: Server, every_s: float = 30.0) -> None:
+    while True:
+        await asyncio.sleep(every_s)
+        server.sweep()
+
+
 def build_app(db_url: str = DEFAULT_DB, *, bot_pace: float = 1.0) -> Starlette:
     """The whole server as an ASGI app: tables restored from ``db_url`` on start-up."""
     server = Server(db_url, bot_pace=bot_pace)
@@ -287,9 +322,14 @@ def build_app(db_url: str = DEFAULT_DB, *, bot_pace: float = 1.0) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         server.restore()
+        # What start-up made lives for good: keep it out of every full collection, whose
+        # pause holds up every table (docs/BENCHMARKS.md, Load and soak).
+        gc.freeze()
+        sweeper = asyncio.create_task(_sweep(server))
         try:
             yield
         finally:
+            sweeper.cancel()
             server.close()
 
     routes: list[Any] = list(_routes(server))

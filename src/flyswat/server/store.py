@@ -30,6 +30,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    bindparam,
     create_engine,
     delete,
     event,
@@ -72,6 +73,11 @@ records = Table(
     Column("code", String(16), nullable=False, index=True),
     Column("record", Text, nullable=False),
 )
+
+
+_NEW_TABLE = insert(tables)
+_NEW_EVENT = insert(events)
+_SET_STATE = update(tables).where(tables.c.code == bindparam("key"))
 
 
 def engine_url(url: str) -> str:
@@ -131,11 +137,20 @@ class Store:
         at = now_iso()
         with self.engine.begin() as conn:
             if kind == "create":
-                conn.execute(insert(tables).values(code=code, state="lobby", created_at=at))
+                conn.execute(_NEW_TABLE, {"code": code, "state": "lobby", "created_at": at})
             elif kind in ("start", "over"):
                 state = "playing" if kind == "start" else "over"
-                conn.execute(update(tables).where(tables.c.code == code).values(state=state))
-            conn.execute(insert(events).values(code=code, kind=kind, data=json.dumps(data), at=at))
+                conn.execute(_SET_STATE, {"key": code, "state": state})
+            # One statement built once: SQLAlchemy compiles it once and caches it.
+            conn.execute(
+                _NEW_EVENT, {"code": code, "kind": kind, "data": json.dumps(data), "at": at}
+            )
+
+    def exists(self, code: str) -> bool:
+        """Has a table with this code ever been stored?"""
+        with self.engine.connect() as conn:
+            row = conn.execute(select(tables.c.code).where(tables.c.code == code)).first()
+        return row is not None
 
     def codes(self) -> list[tuple[str, str]]:
         """Every table's ``(code, state)``, oldest first."""
