@@ -1,6 +1,7 @@
 """Fairness under latency (F1–F4): real racers, a real server, delayed loopback links.
 
     uv run python bench/fairness.py [--tables 48] [--concurrency 12] [--plot FILE.png]
+                                    [--only f1,f2,f3] [--seed 1]
 
 - F1: four equal-skill players on RTTs 15/60/120/180 ms (seats rotated between tables): each
   one's share of races won, beside what first-packet-wins would have given.
@@ -127,18 +128,26 @@ def plot(path: Path, shares: dict[str, tuple[float, float, int]], rows: list, ru
     fig.savefig(path, dpi=110)
 
 
-async def experiments(http: str, port: int, tables: int, concurrency: int) -> dict:
+async def experiments(
+    http: str, port: int, tables: int, concurrency: int, only: set[str], seed: int
+) -> dict:
     f1_seats = [Seat(r, 4, label=f"{r}ms") for r in (15, 60, 120, 180)]
     f2_seats = [Seat(r, r / 10, label=f"{r}ms") for r in (20, 80, 140, 200)]
     cheat = [Seat(60, 8, claim=lambda ms: 100, label="cheat"), Seat(60, 8, label="honest")]
     fast = [Seat(60, 8, claim=lambda ms: 60, label="too fast"), Seat(60, 8, label="honest")]
     small = max(2, tables // 4)
     kw = {"concurrency": concurrency, **OPTIONS}
-    r1 = await play_tables(http, port, rotations(f1_seats, tables), seed=1, **kw)
-    r2 = await play_tables(http, port, rotations(f2_seats, tables), seed=2, **kw)
-    r3 = await play_tables(http, port, rotations(cheat, tables), seed=3, **kw)
-    r4 = await play_tables(http, port, rotations(fast, small), seed=4, remove=80, **kw)
-    return {"f1": r1, "f2": r2, "f3": r3, "fast": r4}
+    runs: dict[str, list[TableRun]] = {"f1": [], "f2": [], "f3": [], "fast": []}
+    if "f1" in only:
+        runs["f1"] = await play_tables(http, port, rotations(f1_seats, tables), seed=seed, **kw)
+    if "f2" in only:
+        runs["f2"] = await play_tables(http, port, rotations(f2_seats, tables), seed=seed + 1, **kw)
+    if "f3" in only:
+        runs["f3"] = await play_tables(http, port, rotations(cheat, tables), seed=seed + 2, **kw)
+        runs["fast"] = await play_tables(
+            http, port, rotations(fast, small), seed=seed + 3, remove=80, **kw
+        )
+    return runs
 
 
 def main() -> None:
@@ -146,16 +155,20 @@ def main() -> None:
     parser.add_argument("--tables", type=int, default=48, help="tables per experiment")
     parser.add_argument("--concurrency", type=int, default=12, help="tables at once")
     parser.add_argument("--plot", type=Path, default=None)
+    parser.add_argument("--only", default="f1,f2,f3", help="experiments to run (F4 uses F1, F2)")
+    parser.add_argument("--seed", type=int, default=1, help="seeds the racers and networks")
     args = parser.parse_args()
+    only = set(args.only.split(","))
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp, running_server(Path(tmp) / "f.db") as server:
         http, port, _pid = server
-        runs = asyncio.run(experiments(http, port, args.tables, args.concurrency))
-    shares = f1(runs["f1"])
-    rows = f2(runs["f2"])
-    f3(runs["f3"], runs["fast"])
+        runs = asyncio.run(experiments(http, port, args.tables, args.concurrency, only, args.seed))
+    shares = f1(runs["f1"]) if runs["f1"] else {}
+    rows = f2(runs["f2"]) if runs["f2"] else []
+    if runs["f3"]:
+        f3(runs["f3"], runs["fast"])
     f4(runs["f1"] + runs["f2"])
-    if args.plot:
+    if args.plot and shares and rows:
         plot(args.plot, shares, rows, runs["f1"] + runs["f2"])
         print(f"\nplot: {args.plot}")
     print(f"took {time.monotonic() - started:.0f} s")
