@@ -208,6 +208,7 @@ def step(tables: int, args: argparse.Namespace, workdir: Path) -> dict[str, Any]
         "quiet": args.quiet,
         "gc": args.gc,
         "gc_pauses_ms": [ms for t, ms in gc_pauses(gc_log) if wall0 <= t <= wall1],
+        "gc1_pauses_ms": [ms for t, ms in gc_pauses(gc_log, 1) if wall0 <= t <= wall1],
         "loadavg": (load0, load1),
         "msgs_out_per_s": sum(o["received_per_s"] for o in every),
         "msgs_in_per_s": sum(o["sent_per_s"] for o in every),
@@ -239,7 +240,7 @@ def show(fig: dict[str, Any]) -> None:
     pr, pv = fig["probe_round_ms"], fig["probe_reveal_ms"]
     br, bv = fig["bulk_round_ms"], fig["bulk_reveal_ms"]
     qr, qv = fig["quiet_round_ms"], fig["quiet_reveal_ms"]
-    gcs = fig["gc_pauses_ms"]
+    gcs, gc1 = fig["gc_pauses_ms"], fig["gc1_pauses_ms"]
     print(
         f"{fig['tables']} tables, {fig['players']} players, {fig['bots']} bots "
         f"(set up in {fig['setup_s']} s)\n"
@@ -256,7 +257,9 @@ def show(fig: dict[str, Any]) -> None:
         f"{qv[2]:.1f}\n"
         f"  server's full garbage collections in the window: {len(gcs)}, pauses ms "
         f"{', '.join(f'{ms:.0f}' for ms in gcs) or '-'}"
-        f"{'' if fig['gc'] == 'on' else ' (collector: --gc ' + fig['gc'] + ')'}\n"
+        f"{'' if fig['gc'] == 'on' else ' (collector: --gc ' + fig['gc'] + ')'}; "
+        f"generation-1 collections: {len(gc1)}, pauses ms p50/max "
+        f"{percentile(gc1, 50):.1f}/{max(gc1, default=float('nan')):.1f}\n"
         f"  client loop lag p99 ms: "
         + ", ".join(f"{k} {v:.1f}" for k, v in fig["lag_p99_ms"].items())
         + f"\n  server RSS MB: start {fig['rss_start_mb']:.0f}, lobby {fig['rss_lobby_mb']:.0f}, "

@@ -114,19 +114,21 @@ class ServerProcess:
 
 def _gc_prelude(log: Path | None, gc_mode: str) -> str:
     """Python that runs ``flyswat`` with its command-line arguments after, optionally logging
-    each full (generation 2) garbage collection as ``<wall time> <pause ms>`` to ``log``, and
-    with the collector as ``gc_mode`` says (the server's code is not touched)."""
+    each generation 1 and 2 garbage collection as ``<wall time> <generation> <pause ms>`` to
+    ``log``, and with the collector as ``gc_mode`` says (the server's code is not touched)."""
     lines = ["import gc, sys, time"]
     if log is not None:
         lines += [
             f"out = open({str(log)!r}, 'a', buffering=1)",
             "began = [0.0]",
             "def note(phase, info):",
-            "    if info['generation'] == 2 and phase == 'start':",
+            "    if info['generation'] == 0:",
+            "        return",
+            "    if phase == 'start':",
             "        began[0] = time.perf_counter()",
-            "    elif info['generation'] == 2:",
-            "        pause = (time.perf_counter() - began[0]) * 1000",
-            "        out.write(f'{time.time():.3f} {pause:.1f}\\n')",
+            "        return",
+            "    pause = (time.perf_counter() - began[0]) * 1000",
+            "    out.write(f\"{time.time():.3f} {info['generation']} {pause:.1f}\\n\")",
             "gc.callbacks.append(note)",
         ]
     if gc_mode == "no-full":
@@ -137,9 +139,9 @@ def _gc_prelude(log: Path | None, gc_mode: str) -> str:
     return "\n".join(lines)
 
 
-def gc_pauses(log: Path) -> list[tuple[float, float]]:
-    """The ``(wall time, pause ms)`` of each full collection in a ``gc_log``."""
+def gc_pauses(log: Path, generation: int = 2) -> list[tuple[float, float]]:
+    """The ``(wall time, pause ms)`` of each collection of ``generation`` in a ``gc_log``."""
     if not log.exists():
         return []
     rows = [line.split() for line in log.read_text().splitlines() if line.strip()]
-    return [(float(t), float(ms)) for t, ms in rows]
+    return [(float(t), float(ms)) for t, g, ms in rows if int(g) == generation]
