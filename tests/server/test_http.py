@@ -113,17 +113,24 @@ def test_only_the_host_token_starts_a_table_over_http(client: TestClient) -> Non
     assert late.json()["error"] == "already_started"
 
 
-def test_an_absent_table_plays_itself_out_in_process_and_its_record_is_served(
-    client: TestClient,
-) -> None:
-    """Nobody connects: the turn timeout reveals for the humans, the bots play."""
+def play_out(client: TestClient, *, as_player: bool) -> tuple[str, dict[str, Any], Any]:
+    """Start a table of the host and a bot and watch it to its end (as the host, or as a
+    spectator); returns its code, the host's seating and the ``over`` message."""
     seated = create(client, seats=2, bots=[{"seat": 1, "level": "hard"}])
     code = seated["code"]
     client.post(f"/api/tables/{code}/start", json={"token": seated["token"]})
     with client.websocket_connect(f"/ws/{code}") as ws:
-        ws.send_json({"type": "hello"})
+        ws.send_json({"type": "hello", "token": seated["token"] if as_player else None})
         while (msg := ws.receive_json())["type"] != "over":
             pass
+    return code, seated, msg
+
+
+def test_an_absent_table_plays_itself_out_in_process_and_its_record_is_served(
+    client: TestClient,
+) -> None:
+    """Nobody plays: the turn timeout reveals for the humans, the bots play."""
+    code, _, msg = play_out(client, as_player=False)
     record = client.get(f"/api/tables/{code}/record").json()
     assert record["seed"] == msg["seed"] and record["result"] == msg["result"]
     assert client.get(f"/api/tables/{code}").json()["state"] == "over"
@@ -132,13 +139,7 @@ def test_an_absent_table_plays_itself_out_in_process_and_its_record_is_served(
 def test_a_finished_table_nobody_watches_leaves_memory_and_comes_back_on_demand(
     client: TestClient,
 ) -> None:
-    seated = create(client, seats=2, bots=[{"seat": 1, "level": "hard"}])
-    code = seated["code"]
-    client.post(f"/api/tables/{code}/start", json={"token": seated["token"]})
-    with client.websocket_connect(f"/ws/{code}") as ws:
-        ws.send_json({"type": "hello", "token": seated["token"]})
-        while (msg := ws.receive_json())["type"] != "over":
-            pass
+    code, seated, msg = play_out(client, as_player=True)
     server = client.app.state.server
     assert code not in server.tables  # the last connection left a finished game
     assert client.get("/health").json()["tables"] == 0
