@@ -315,6 +315,35 @@ async def _sweep(server: Server, every_s: float = 30.0) -> None:
         server.sweep()
 
 
+#: Allocations between young collections (Python's default is 700). Each young collection of
+#: the server costs tens of ms whatever its size, so fewer of them (docs/BENCHMARKS.md).
+GC_THRESHOLD0 = 20_000
+
+
+async def _collect(freeze_every_s: float = 5.0, full_every_s: float = 120.0) -> None:
+    """Keep the garbage collector's pauses off the players' critical path.
+
+    A full collection walks every live object and holds up every table meanwhile (hundreds of
+    ms with thousands of players: docs/BENCHMARKS.md, Load and soak). So every few seconds
+    the objects that survived are frozen out of the collector's walks (objects that die by
+    reference count are still freed at once), and every couple of minutes everything is
+    unfrozen and collected once, so cyclic garbage cannot pile up. Young collections cost
+    tens of ms each however young the heap, so they run every :data:`GC_THRESHOLD0`
+    allocations rather than every 700.
+    """
+    gc.set_threshold(GC_THRESHOLD0, 10, 10)
+    gc.freeze()
+    loop = asyncio.get_running_loop()
+    last_full = loop.time()
+    while True:
+        await asyncio.sleep(freeze_every_s)
+        if loop.time() - last_full >= full_every_s:
+            gc.unfreeze()
+            gc.collect()
+            last_full = loop.time()
+        gc.freeze()
+
+
 def build_app(db_url: str = DEFAULT_DB, *, bot_pace: float = 1.0) -> Starlette:
     """The whole server as an ASGI app: tables restored from ``db_url`` on start-up."""
     server = Server(db_url, bot_pace=bot_pace)
@@ -322,14 +351,12 @@ def build_app(db_url: str = DEFAULT_DB, *, bot_pace: float = 1.0) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         server.restore()
-        # What start-up made lives for good: keep it out of every full collection, whose
-        # pause holds up every table (docs/BENCHMARKS.md, Load and soak).
-        gc.freeze()
-        sweeper = asyncio.create_task(_sweep(server))
+        tasks = [asyncio.create_task(_sweep(server)), asyncio.create_task(_collect())]
         try:
             yield
         finally:
-            sweeper.cancel()
+            for task in tasks:
+                task.cancel()
             server.close()
 
     routes: list[Any] = list(_routes(server))
