@@ -344,14 +344,22 @@ async def _collect(freeze_every_s: float = 5.0, full_every_s: float = 120.0) -> 
         gc.freeze()
 
 
-def build_app(db_url: str = DEFAULT_DB, *, bot_pace: float = 1.0) -> Starlette:
-    """The whole server as an ASGI app: tables restored from ``db_url`` on start-up."""
+def build_app(
+    db_url: str = DEFAULT_DB, *, bot_pace: float = 1.0, own_process: bool = False
+) -> Starlette:
+    """The whole server as an ASGI app: tables restored from ``db_url`` on start-up.
+
+    ``own_process``: the app runs alone in its process (``flyswat serve``), so it may set the
+    process-wide garbage collector as it needs (:func:`_collect`); not in a test process.
+    """
     server = Server(db_url, bot_pace=bot_pace)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         server.restore()
-        tasks = [asyncio.create_task(_sweep(server)), asyncio.create_task(_collect())]
+        tasks = [asyncio.create_task(_sweep(server))]
+        if own_process:
+            tasks.append(asyncio.create_task(_collect()))
         try:
             yield
         finally:
@@ -382,7 +390,7 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
     from sqlalchemy.engine import make_url
 
-    app = build_app(args.db, bot_pace=args.bot_pace)
+    app = build_app(args.db, bot_pace=args.bot_pace, own_process=True)
     db = make_url(args.db).render_as_string(hide_password=True)
     print(f"flyswat: open http://{args.host}:{args.port}/  (store: {db})", flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning", **UVICORN_WS)
