@@ -159,3 +159,32 @@ def test_the_web_client_is_served_at_the_root(client: TestClient) -> None:
     reply = client.get("/")
     assert reply.status_code == 200 and "html" in reply.headers["content-type"]
     assert client.get("/health").json()["ok"]  # the routes take precedence
+
+
+def test_a_player_back_in_the_middle_of_a_round_is_told_its_hands_again(
+    client: TestClient,
+) -> None:
+    seated = create(client, seats=2, bots=[{"seat": 1, "level": "easy"}], slap_window_ms=5000,
+                    turn_timeout_ms=20000, remove=60)  # fmt: skip
+    code, token = seated["code"], seated["token"]
+    client.post(f"/api/tables/{code}/start", json={"token": token})
+    with client.websocket_connect(f"/ws/{code}") as ws:
+        ws.send_json({"type": "hello", "token": token})
+        while True:
+            msg = ws.receive_json()
+            v = msg.get("view")
+            if msg["type"] == "reveal" and msg["round"] and v["round"] and v["centre"]:
+                card = v["centre"][0]
+                ws.send_json({"type": "slap", "card": card, "ms": 300, "turn": msg["turn"]})
+                break
+            if v and v["to_move"] == 0 and v["round"] is None and msg["type"] != "accepted":
+                ws.send_json({"type": "reveal"})
+        while (msg := ws.receive_json())["type"] != "accepted":
+            pass
+    with client.websocket_connect(f"/ws/{code}") as ws:
+        ws.send_json({"type": "hello", "token": token})
+        assert ws.receive_json()["type"] == "welcome"
+        accepted = []
+        while (msg := ws.receive_json())["type"] != "hands":
+            accepted += [msg["card"]] if msg["type"] == "accepted" else []
+        assert accepted == [card]

@@ -13,7 +13,7 @@ import uuid
 from typing import Any
 
 from flyswat import bots
-from flyswat.arbiter import RoundArbiter
+from flyswat.arbiter import Claim, RoundArbiter
 from flyswat.cards import Card
 from flyswat.engine import Game
 from flyswat.errors import FlyswatError, IllegalActionError
@@ -240,9 +240,19 @@ class Table(TableBase):
             self._maybe_close()
 
     def hello(self, client: Client, token: str | None) -> None:
-        """Welcome ``client`` (see :meth:`TableBase.hello`); during a round, the hands so far."""
+        """Welcome ``client`` (see :meth:`TableBase.hello`); during a round, the hands so far,
+        and its own accepted hands again (they reach the game only when the round closes)."""
         super().hello(client, token)
+        game, arb = self.game, self.arbiter
+        if game is not None and game.round is not None and arb is not None:
+            for claim in arb.claims:
+                if claim.seat == client.seat:
+                    client.send(self._accepted(claim))
         self._hands(client)
+
+    def _accepted(self, claim: Claim) -> p.Accepted:
+        turn = len(self.game.turns) if self.game is not None else 0
+        return p.Accepted(turn=turn, card=claim.card.text, ms=round(claim.ms))
 
     def _current_round(self, turn: int | None) -> tuple[Game, RoundArbiter]:
         game, arb = self._game(), self.arbiter
@@ -270,7 +280,7 @@ class Table(TableBase):
                 self.seats[seat].too_fast += 1
                 self._table_update()
             raise
-        accepted = p.Accepted(turn=len(game.turns), card=card.text, ms=round(claim.ms))
+        accepted = self._accepted(claim)
         for client in self.seats[seat].clients:
             client.send(accepted)
         self._hands()
