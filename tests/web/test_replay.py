@@ -137,3 +137,42 @@ def test_the_replay_viewer_says_when_a_record_breaks_the_rules(
     page.set_input_files("#record-file", str(bad))
     expect(page.locator(".replay-note.bad")).to_contain_text(f"from reveal {k + 1} on")
     ctx.close()
+
+
+def test_on_a_phone_every_centre_card_fits_on_every_step(
+    server: str, browser: Browser, tmp_path: Path, artifacts: Path
+) -> None:
+    """However long the caption (one line or two), the centre's cards all fit on the felt."""
+    record = _record(seats=4, remove=40, seed=11)
+    path = tmp_path / "game.json"
+    path.write_text(json.dumps(record))
+    ctx = browser.new_context(
+        viewport={"width": 390, "height": 844}, locale="en", is_mobile=True, has_touch=True
+    )
+    page = ctx.new_page()
+    page.goto(server + "/?replay")
+    page.set_input_files("#record-file", str(path))
+    expect(page.locator(".replay-note")).to_contain_text("agrees with the rules")
+    bad = page.evaluate(
+        """async () => {
+            const n = Number(document.querySelector('#scrub').max) + 1;
+            const bad = [];
+            for (let k = 0; k < n; k++) {
+                const s = document.querySelector('#scrub');
+                s.value = String(k);
+                s.dispatchEvent(new Event('input', {bubbles: true}));
+                await new Promise((r) => requestAnimationFrame(() => r()));
+                const c = document.querySelector('.centre');
+                if (!c) continue;
+                const box = c.getBoundingClientRect();
+                for (const card of c.querySelectorAll('.fly-card')) {
+                    const r = card.getBoundingClientRect();
+                    if (r.bottom > box.bottom + 1 || r.right > box.right + 1) bad.push([k, r.bottom, box.bottom]);
+                }
+            }
+            return bad;
+        }"""
+    )
+    page.screenshot(path=str(artifacts / "replay-phone.png"))
+    ctx.close()
+    assert bad == []

@@ -170,6 +170,9 @@ export function replayPage(app, url) {
     const f = game.frames[i];
     const last = i === game.frames.length - 1;
     const holder = app.querySelector("#replay-table");
+    // The caption first: its height (one line or two) decides how much room the centre has.
+    app.querySelector("#step-info").textContent = t("replay.step", { i: i + 1, n: game.frames.length });
+    app.querySelector("#replay-text").textContent = frameText(rec, f);
     renderTable(holder, sceneOf(rec, f, last, game.result));
     if (last && f.over && !finalClosed)
       holder.insertAdjacentHTML(
@@ -179,8 +182,6 @@ export function replayPage(app, url) {
       );
     fitCentre(holder);
     app.querySelector("#scrub").value = String(i);
-    app.querySelector("#step-info").textContent = t("replay.step", { i: i + 1, n: game.frames.length });
-    app.querySelector("#replay-text").textContent = frameText(rec, f);
     app.querySelector("[data-step=play]").innerHTML = icon(playing ? "pause" : "play");
   }
 

@@ -218,8 +218,9 @@ export function fitCentre(el) {
   if (!centre) return;
   const k = centre.querySelectorAll(".fly-card").length;
   if (!k) return;
-  const W = centre.clientWidth - 8;
-  const H = Math.max(centre.clientHeight - 8, 60);
+  // clientWidth/Height include the centre's padding (6px each side): the cards get what is inside.
+  const W = centre.clientWidth - 16;
+  const H = Math.max(centre.clientHeight - 16, 60);
   const gap = 8;
   let best = 44;
   for (let w = 168; w >= 44; w -= 2) {
