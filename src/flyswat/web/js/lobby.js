@@ -55,7 +55,7 @@ export function lobbyHtml(s) {
   const o = tb.options;
   const facts = [
     t("lobby.factSeats", { n: o.seats }),
-    t("lobby.factHands", { n: o.seats >= 5 ? 1 : 2 }),
+    o.seats >= 5 ? t("lobby.factHandsOne") : t("lobby.factHands", { n: 2 }),
     t("lobby.factCards", { n: 112 - o.remove }),
     t("lobby.factWindow", { s: (o.slap_window_ms / 1000).toFixed(1) }),
   ];

@@ -57,7 +57,7 @@ function seatPanel(scene, i) {
         : "";
   const handsRow = laidHtml(scene, i);
   const fast = s.tooFast
-    ? `<span class="tag fast" title="${esc(t("seat.tooFast", { n: s.tooFast }))}">⚡${s.tooFast}</span>`
+    ? `<span class="tag fast" title="${esc(t("seat.tooFast", { n: s.tooFast }))}" aria-label="${esc(t("seat.tooFast", { n: s.tooFast }))}"><span aria-hidden="true">⚡</span>${esc(t("seat.tooFastShort", { n: s.tooFast }))}</span>`
     : "";
   const points =
     s.points !== undefined && s.points !== null
@@ -107,9 +107,16 @@ function centreCard(scene, entry, k) {
         `<span class="stacked" style="--j:${j};--step:${step}">${handSvg(seat, seatLabel(scene, seat))}</span>`,
     )
     .join("");
+  // R20: a fly won and then paid back as a penalty by the same player in the same round.
+  const paidBack =
+    outcome === "won" && (scene.resolved?.penalties || []).some((p) => p.seat === hands[0] && p.card === card);
   const mark =
     outcome === "won"
-      ? `<span class="outcome won-mark">${esc(t("table.wonBy", { name: seatLabel(scene, hands[0]) }))}</span>`
+      ? `<span class="outcome won-mark${paidBack ? " paid-back" : ""}">${esc(
+          paidBack
+            ? t("table.wonPaidBack", { name: seatLabel(scene, hands[0]) })
+            : t("table.wonBy", { name: seatLabel(scene, hands[0]) }),
+        )}</span>`
       : outcome === "wrong"
         ? `<span class="outcome wrong-mark">${esc(t("table.wrong"))}</span>`
         : "";
@@ -145,6 +152,13 @@ function resolvedPanel(scene) {
     lines.push(`<li class="ev-won">${handSvg(w.seat)} ${esc(t("table.eventWon", { name: seatLabel(scene, w.seat), card: cardName(w.card) }))}</li>`);
   for (const p of r.penalties)
     lines.push(`<li class="ev-pen">${handSvg(p.seat)} ${esc(t("table.eventPenalty", { name: seatLabel(scene, p.seat), card: cardName(p.card) }))}</li>`);
+  // R19: a wrong hand of a player whose won pile was empty paid nothing — say so.
+  const wrongHands = new Map();
+  for (const e of scene.centre || [])
+    if (e.outcome === "wrong") for (const seat of e.hands || []) wrongHands.set(seat, (wrongHands.get(seat) || 0) + 1);
+  for (const [seat, n] of wrongHands)
+    if (r.penalties.filter((p) => p.seat === seat).length < n)
+      lines.push(`<li class="ev-pen ev-free">${handSvg(seat)} ${esc(t("table.eventNothingToPay", { name: seatLabel(scene, seat) }))}</li>`);
   if (!lines.length) lines.push(`<li class="ev-none">${esc(t("table.eventNone"))}</li>`);
   return `<div class="resolved">
     <div class="allowed"><span>${esc(t("table.allowed"))}</span>${allowed}</div>
