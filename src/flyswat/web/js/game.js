@@ -145,6 +145,14 @@ export function tablePage(app, code) {
     }
   }
 
+  /** Seats with a wrong hand (R19) that paid nothing for it: their won pile was empty. */
+  function unpaid(lr) {
+    const wrong = new Map();
+    for (const x of lr.slaps || [])
+      if (!lr.allowed.includes(x.card[0])) wrong.set(x.seat, (wrong.get(x.seat) || 0) + 1);
+    return [...wrong].filter(([seat, n]) => lr.penalties.filter((p) => p.seat === seat).length < n).map(([seat]) => seat);
+  }
+
   function onError(msg) {
     if (msg.code === "bad_token") {
       // The saved seat is not valid here (another server, or an old game): watch instead.
@@ -203,6 +211,7 @@ export function tablePage(app, code) {
         [
           ...lr.won.map((w) => t("table.eventWon", { name: name(w.seat), card: cardName(w.card) })),
           ...lr.penalties.map((p) => t("table.eventPenalty", { name: name(p.seat), card: cardName(p.card) })),
+          ...unpaid(lr).map((seat) => t("table.eventNothingToPay", { name: name(seat) })),
         ].join(". ") || t("table.eventNone"),
       );
       clearTimeout(timer);

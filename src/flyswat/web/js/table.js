@@ -39,7 +39,7 @@ function seatLabel(scene, i) {
 function laidHtml(scene, i) {
   const laid = scene.laid ? scene.laid[i] : 0;
   return scene.roundOpen && laid
-    ? `<span class="laid" title="${esc(t("seat.laid", { n: laid }))}">${handSvg(i).repeat(laid)}</span>`
+    ? `<span class="laid" title="${esc(laid === 1 ? t("seat.laidOne") : t("seat.laid", { n: laid }))}">${handSvg(i).repeat(laid)}</span>`
     : "";
 }
 
@@ -56,8 +56,9 @@ function seatPanel(scene, i) {
         ? `<span class="tag off">${esc(t("seat.offline"))}</span>`
         : "";
   const handsRow = laidHtml(scene, i);
+  const fastText = s.tooFast === 1 ? t("seat.tooFastOne") : t("seat.tooFast", { n: s.tooFast });
   const fast = s.tooFast
-    ? `<span class="tag fast" title="${esc(t("seat.tooFast", { n: s.tooFast }))}" aria-label="${esc(t("seat.tooFast", { n: s.tooFast }))}"><span aria-hidden="true">⚡</span>${esc(t("seat.tooFastShort", { n: s.tooFast }))}</span>`
+    ? `<span class="tag fast" title="${esc(fastText)}" aria-label="${esc(fastText)}"><span aria-hidden="true">⚡</span>${esc(t("seat.tooFastShort", { n: s.tooFast }))}</span>`
     : "";
   const points =
     s.points !== undefined && s.points !== null
