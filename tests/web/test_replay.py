@@ -167,7 +167,8 @@ def test_on_a_phone_every_centre_card_fits_on_every_step(
                 const box = c.getBoundingClientRect();
                 for (const card of c.querySelectorAll('.fly-card')) {
                     const r = card.getBoundingClientRect();
-                    if (r.bottom > box.bottom + 1 || r.right > box.right + 1) bad.push([k, r.bottom, box.bottom]);
+                    const out = r.bottom > box.bottom + 1 || r.right > box.right + 1;
+                    if (out) bad.push([k, r.bottom, box.bottom]);
                 }
             }
             return bad;
@@ -176,3 +177,36 @@ def test_on_a_phone_every_centre_card_fits_on_every_step(
     page.screenshot(path=str(artifacts / "replay-phone.png"))
     ctx.close()
     assert bad == []
+
+
+def test_a_fly_paid_back_and_a_wrong_hand_with_nothing_to_pay_are_said(
+    server: str, browser: Browser, tmp_path: Path
+) -> None:
+    """R20: a fly won and paid back by the same player says so on the card; R19: a wrong hand
+    whose player had no won fly to pay is named in the round's summary."""
+    path = tmp_path / "game.json"
+    path.write_text(json.dumps(_record(seats=4, remove=40, seed=1)))
+    ctx = browser.new_context(viewport={"width": 1200, "height": 800}, locale="en")
+    page = ctx.new_page()
+    page.goto(server + "/?replay")
+    page.set_input_files("#record-file", str(path))
+    expect(page.locator(".replay-note")).to_contain_text("agrees with the rules")
+    seen = page.evaluate(
+        """() => {
+            const n = Number(document.querySelector('#scrub').max) + 1;
+            const seen = {paidBack: [], free: []};
+            for (let k = 0; k < n; k++) {
+                const s = document.querySelector('#scrub');
+                s.value = String(k);
+                s.dispatchEvent(new Event('input', {bubbles: true}));
+                for (const e of document.querySelectorAll('.paid-back'))
+                    seen.paidBack.push(e.textContent);
+                for (const e of document.querySelectorAll('.ev-free'))
+                    seen.free.push(e.textContent.trim());
+            }
+            return seen;
+        }"""
+    )
+    ctx.close()
+    assert seen["paidBack"] and all(x.endswith("wins, pays it back") for x in seen["paidBack"])
+    assert seen["free"] and all(x.endswith(": wrong colour, nothing to pay") for x in seen["free"])
