@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import json
 import os
-import socket
 import threading
 import time
 from collections import Counter
@@ -25,15 +24,16 @@ import pytest
 import uvicorn
 from websockets.asyncio.client import ClientConnection, connect
 
+from flyswat.loadtest.server import free_port
 from flyswat.server.app import UVICORN_WS, build_app
 
 FAST = {"slap_window_ms": 600, "turn_timeout_ms": 400, "remove": 90}
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+@pytest.fixture
+def anyio_backend() -> str:
+    """The async tests run on asyncio (the server's loop)."""
+    return "asyncio"
 
 
 @dataclass

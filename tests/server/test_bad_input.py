@@ -16,11 +16,6 @@ from .conftest import Live, Player, create_table, join_table
 SLOW = {"slap_window_ms": 8000, "turn_timeout_ms": 30000, "remove": 0}
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def error_of(player: Player, **msg: Any) -> str:
     """Send ``msg``; the code of the one error it gets."""
     await player.send(**msg)

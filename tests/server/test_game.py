@@ -13,11 +13,6 @@ from flyswat.shuffle import commitment
 from .conftest import Live, Player, create_table
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_a_human_and_three_bots_play_to_the_end_and_the_record_verifies(
     live: Live,

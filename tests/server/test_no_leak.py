@@ -14,11 +14,6 @@ from .conftest import Live, Player, create_table, join_table
 CARD = re.compile(r"(?<![A-Za-z0-9_-])(?:[RYGBPO][1-5]-[1-4]|S-(?:1[0-6]|[1-9]))(?![0-9])")
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def leaks(player: Player) -> list[str]:
     """Cards named in a message before a reveal message showed them, until the game is over
     (R25: then everything is revealed)."""

@@ -20,11 +20,6 @@ from flyswat.record import verify_record
 from .conftest import Live, Player, create_table, free_port, join_table
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_a_dropped_player_is_revealed_for_then_reconnects_with_its_token(
     live: Live,

@@ -21,11 +21,6 @@ def url(request: pytest.FixtureRequest, db_url: str) -> Iterator[str]:
         yield request.getfixturevalue("pg_url")
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def test_postgresql_urls_use_psycopg() -> None:
     assert engine_url("postgresql://u:p@h/db") == "postgresql+psycopg://u:p@h/db"
     assert engine_url("sqlite:///x.db") == "sqlite:///x.db"

@@ -16,11 +16,6 @@ from flyswat.server.play import Table
 from flyswat.server.protocol import TableOptions
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class Clock:
     def __init__(self) -> None:
         self.now = 1_000_000.0

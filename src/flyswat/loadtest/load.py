@@ -32,6 +32,7 @@ import random
 import resource
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -523,14 +524,19 @@ class Worker:
                 await task
 
 
-async def run_plan(plan: Plan, timeout: float) -> dict[str, Any]:
-    """Set up and play ``plan`` in this process (no coordination with others)."""
+async def run_plan(
+    plan: Plan, timeout: float, between: Callable[[float], Awaitable[None]] | None = None
+) -> dict[str, Any]:
+    """Set up and play ``plan`` in this process; ``between(deadline)``, if given, is awaited
+    after the set-up and before the play (a worker waits there for the orchestrator)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     worker = Worker(plan)
     async with httpx.AsyncClient(base_url=plan.http, timeout=30) as http:
         worker.http = http
         await worker.setup(deadline)
+        if between is not None:
+            await between(deadline)
         return await worker.play(deadline)
 
 
@@ -541,20 +547,14 @@ def worker_main(plan: Plan, timeout: float, ready: Any, go: Any, results: Any) -
     if plan.nice:
         os.nice(plan.nice)
 
-    async def main() -> dict[str, Any]:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        worker = Worker(plan)
-        async with httpx.AsyncClient(base_url=plan.http, timeout=30) as http:
-            worker.http = http
-            await worker.setup(deadline)
-            ready.set()
-            if not await asyncio.to_thread(go.wait, max(1.0, deadline - loop.time())):
-                raise TimeoutError("no go from the orchestrator")
-            return await worker.play(deadline)
+    async def wait_for_go(deadline: float) -> None:
+        ready.set()
+        left = max(1.0, deadline - asyncio.get_running_loop().time())
+        if not await asyncio.to_thread(go.wait, left):
+            raise TimeoutError("no go from the orchestrator")
 
     try:
-        out = asyncio.run(main())
+        out = asyncio.run(run_plan(plan, timeout, wait_for_go))
     except Exception as e:  # reported to the orchestrator, which prints it
         out = {"error": f"{type(e).__name__}: {e}"}
         ready.set()
