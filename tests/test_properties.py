@@ -66,19 +66,21 @@ def allowed(centre: list[Card]) -> set[Colour]:
 
 
 def resolve(game: Game) -> tuple[list[list[Card]], list[list[Card]], list[Card]]:
-    """R18–R20: the won piles, draw piles and centre after the open round closes."""
+    """R17–R20: the won piles, draw piles and centre after the open round closes. Hands
+    stack by reaction time, ties by arrival (every slap here has a time)."""
     r = game.round
     assert r is not None
     won = [list(p) for p in game.won]
     draw = [list(p) for p in game.draw]
     centre = list(game.centre)
     taken: set[Card] = set()
-    for s in r.slaps:
+    stacked = [s for _, _, s in sorted((s.ms, i, s) for i, s in enumerate(r.slaps))]
+    for s in stacked:
         if s.card.colour in r.allowed and s.card not in taken:
             taken.add(s.card)
             won[s.seat].append(s.card)
             centre.remove(s.card)
-    for s in r.slaps:
+    for s in stacked:
         if s.card.colour not in r.allowed and won[s.seat]:
             draw[s.seat].append(won[s.seat].pop())
     return won, draw, centre
@@ -209,12 +211,13 @@ def play(
             pool = game.centre if rng.random() < 0.9 else list(DECK)
             target = rng.choice(pool)
             before = state(game)
+            ms = rng.randrange(3000)
             try:
-                game.slap(who, target, rng.randrange(3000))
+                game.slap(who, target, ms)
             except IllegalActionError:
                 assert state(game) == before
             else:
-                log.append(("slap", who, target))
+                log.append(("slap", who, target, ms))
             check_all(game)
         if views:
             check_views(game)
@@ -271,7 +274,7 @@ def test_r5_the_same_seed_and_the_same_slaps_give_the_same_game(
                 c.close_round()
             assert c.reveal().card is action[2]
         elif action[0] == "slap":
-            c.slap(action[1], action[2])
+            c.slap(action[1], action[2], action[3])
         else:
             c.done(action[1])
     if c.round is not None:

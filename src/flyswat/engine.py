@@ -19,25 +19,28 @@ from dataclasses import dataclass, field
 
 from flyswat.cards import Card, Colour
 from flyswat.errors import IllegalActionError, MalformedError
-from flyswat.rules import Rules
+from flyswat.rules import Rules, most_numerous
 from flyswat.shuffle import Seed, shuffled
 
 
 @dataclass(frozen=True, slots=True)
 class Slap:
-    """One accepted hand: ``seat`` laid it on ``card``; ``ms`` is the reaction time if known."""
+    """One accepted hand: ``seat`` laid it on ``card``; ``ms`` is its reaction time from the
+    instant the trigger was shown, if known (for a table, the arbiter's effective time)."""
 
     seat: int
     card: Card
-    ms: int | None = None
+    ms: float | None = None
 
 
 @dataclass(slots=True)
 class Round:
     """A slap round (R14–R21), opened by ``trigger`` revealed by ``seat``.
 
-    While open, ``slaps`` grows in arrival order. Once closed, ``won`` and ``penalties``
-    hold what was applied, in order (R20), as ``(seat, card)`` pairs.
+    While open, ``slaps`` holds the accepted hands in arrival order. Closing orders them
+    (:meth:`Game.close_round`): by reaction time, ties by arrival, when every hand has one.
+    Once closed, ``slaps`` is that order (the first hand on a card is its bottom hand, R17),
+    and ``won`` and ``penalties`` hold what was applied, in order (R20), as ``(seat, card)``.
     """
 
     trigger: Card
@@ -52,6 +55,20 @@ class Round:
     def hands_of(self, seat: int) -> list[Card]:
         """The cards on which ``seat`` has laid a hand, in order."""
         return [s.card for s in self.slaps if s.seat == seat]
+
+    def laid(self, seats: int) -> list[int]:
+        """How many hands each of ``seats`` seats has laid so far."""
+        counts = [0] * seats
+        for s in self.slaps:
+            counts[s.seat] += 1
+        return counts
+
+    def ordered(self) -> list[Slap]:
+        """The hands in the order they stack: by reaction time, ties by arrival, when every
+        hand has a time; otherwise as they arrived."""
+        if any(s.ms is None for s in self.slaps):
+            return list(self.slaps)
+        return sorted(self.slaps, key=lambda s: s.ms or 0.0)  # stable: ties keep arrival
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,11 +193,7 @@ class Game:
 
     def allowed_colours(self) -> frozenset[Colour]:
         """The most numerous colours in the centre now, ties included (R14); empty if none."""
-        counts = self._counts
-        if not counts:
-            return frozenset()
-        most = max(counts.values())
-        return frozenset(c for c, n in counts.items() if n == most)
+        return most_numerous(self._counts)
 
     def triggers_round(self, card: Card) -> bool:
         """Would revealing ``card`` now open a slap round? A swatter (R12), a fifth colour (R13)."""
@@ -242,8 +255,9 @@ class Game:
             )
         return r
 
-    def slap(self, seat: int, card: Card, ms: int | None = None) -> Slap:
-        """``seat`` lays a hand on ``card``; it stacks on any hands already there (R16, R17).
+    def slap(self, seat: int, card: Card, ms: float | None = None) -> Slap:
+        """``seat`` lays a hand on ``card`` (R16); where it stacks is decided when the round
+        closes (R17: by ``ms``, ties by arrival).
 
         ``ms``, the reaction time, is None or a number of milliseconds, at least 0.
         """
@@ -266,23 +280,31 @@ class Game:
 
         A seat with a hand on every centre fly has no hand left to lay, so it counts as done.
         """
+        if self.round is None:
+            return False
+        return all(self.seat_complete(seat) for seat in range(self.rules.seats))
+
+    def seat_complete(self, seat: int) -> bool:
+        """Has ``seat`` laid all its hands in the open round, one on every centre fly, or
+        said it is done (R16, R21)? False when no round is open."""
         r = self.round
         if r is None:
             return False
-        laid = [0] * self.rules.seats
-        for s in r.slaps:
-            laid[s.seat] += 1
         hands = min(self.rules.hands, len(self.centre))
-        return all(seat in r.done or laid[seat] >= hands for seat in range(self.rules.seats))
+        return seat in r.done or sum(1 for s in r.slaps if s.seat == seat) >= hands
 
-    def close_round(self) -> Round:
-        """Resolve the open round: wins (R18), then penalties (R19), in arrival order (R20).
+    def close_round(self, *, by_time: bool = True) -> Round:
+        """Resolve the open round: wins (R18), then penalties (R19), in stacking order (R20).
 
+        The hands stack by reaction time, ties by arrival (:meth:`Round.ordered`);
+        ``by_time=False`` keeps them as they arrived (a replay of facts already in order).
         The trigger card goes to the box (R12, R13). Returns the closed round.
         """
         r = self.round
         if r is None:
             raise IllegalActionError("no slap round is open", "no_round")
+        if by_time:
+            r.slaps = r.ordered()
         allowed = r.allowed
         bottom: dict[Card, Slap] = {}
         for s in r.slaps:
@@ -303,6 +325,21 @@ class Game:
         if self._ending:
             self.over = True
         return r
+
+    def play_turn(self, slaps: Iterable[Slap] = ()) -> Turn:
+        """Replay one turn from its facts: reveal (R10), lay ``slaps`` in the order given (the
+        stacking order already decided), close the round if one opened. The one replay of
+        facts: records, tables, the fast path and the tests all go through it.
+
+        Raises :class:`IllegalActionError` (``no_round`` for a slap when no round opened or the
+        centre was empty, or any refusal of :meth:`slap`) after the reveal.
+        """
+        turn = self.reveal()
+        for s in slaps:
+            self.slap(s.seat, s.card, s.ms)
+        if self.round is not None:
+            self.close_round(by_time=False)
+        return turn
 
     def _take_from_centre(self, card: Card) -> None:
         self.centre.remove(card)

@@ -1,4 +1,4 @@
-"""The exception types of flyswat, all in one place.
+"""The exception types of flyswat and the registry of error codes, all in one place.
 
 ::
 
@@ -10,9 +10,106 @@
 
 Each carries a short machine-readable ``code`` that the server passes on in its
 ``{"type": "error", "code": ..., "message": ...}`` message. A failed action changes nothing.
+
+:data:`CODES` is the one list of codes: each with its kind, the HTTP status it is answered
+with, and whether a client can ever receive it (``wire``). ``docs/PROTOCOL.md``'s error table
+is generated from it and every language of the browser client has words for each wire code
+(both are checked by tests); raising an error with a code not listed here is a bug that the
+constructor refuses.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorCode:
+    """One error code: ``kind`` (malformed input, or an action not allowed now), the HTTP
+    ``status`` it is answered with, ``wire`` (a client may receive it) and what it means."""
+
+    code: str
+    kind: Literal["malformed", "illegal"]
+    status: int
+    wire: bool
+    meaning: str
+
+
+def _codes(
+    *rows: tuple[str, Literal["malformed", "illegal"], int, bool, str],
+) -> dict[str, ErrorCode]:
+    return {row[0]: ErrorCode(*row) for row in rows}
+
+
+M: Literal["malformed"] = "malformed"
+I: Literal["illegal"] = "illegal"
+
+#: Every error code flyswat raises, by code.
+CODES: dict[str, ErrorCode] = _codes(
+    # -- any input ---------------------------------------------------------------------
+    ("error", I, 409, False, "an error with no more specific code"),
+    ("malformed", M, 400, True, "the request or message is not what the protocol says"),
+    ("illegal", I, 409, False, "not allowed now, with no more specific code"),
+    ("too_big", M, 413, True, "a message or request body over the size limit"),
+    ("unknown_type", M, 400, True, "a message type the protocol does not have"),
+    ("rate_limited", I, 429, True, "too many messages or requests: slow down"),
+    ("busy", I, 503, True, "the server is at its connection limit: try again later"),
+    # -- connection --------------------------------------------------------------------
+    ("hello_first", I, 409, True, "a message before hello"),
+    ("already_hello", I, 409, True, "a second hello on one connection"),
+    ("hello_timeout", I, 408, True, "no hello in time: the connection is closed"),
+    ("bad_token", I, 403, True, "no seat at this table has that token"),
+    ("replaced", I, 409, True, "the seat was opened on another connection"),
+    ("too_slow", I, 409, True, "the connection fell too far behind and is closed"),
+    ("no_pong", I, 408, True, "pings went unanswered: the connection is closed"),
+    ("spectator", I, 403, True, "spectators watch; they cannot act"),
+    ("not_your_seat", I, 403, True, "a message about another seat"),
+    ("spectators_full", I, 409, True, "the table has as many spectators as it takes"),
+    # -- tables and the lobby ----------------------------------------------------------
+    ("not_found", I, 404, True, "no table with that code"),
+    ("bad_options", M, 400, True, "table options that cannot go together"),
+    ("bad_level", M, 400, True, "a bot level that does not exist"),
+    ("bad_name", M, 400, True, "a name that is empty, too long or not printable"),
+    ("bad_rules", M, 400, True, "rule options out of range"),
+    ("too_many_tables", I, 429, True, "this address has created too many tables lately"),
+    ("table_full", I, 409, True, "every seat is taken"),
+    ("already_started", I, 409, True, "the game has already started"),
+    ("not_host", I, 403, True, "only the host may do that"),
+    ("not_full", I, 409, True, "every seat must be taken first"),
+    ("not_ready", I, 409, True, "not every player is ready"),
+    ("expired", I, 410, True, "the lobby was left unused and has closed"),
+    # -- play --------------------------------------------------------------------------
+    ("not_started", I, 409, True, "the game has not started"),
+    ("game_over", I, 409, True, "the game is over"),
+    ("not_over", I, 409, True, "the game is not over yet"),
+    ("not_your_turn", I, 409, True, "it is another seat's turn to reveal"),
+    ("round_open", I, 409, True, "a slap round is still open"),
+    ("no_round", I, 409, True, "no slap round is open"),
+    ("stale_round", I, 409, True, "the slap is for a round that is not open"),
+    ("bad_card", M, 400, True, "not a card"),
+    ("bad_colour", M, 400, False, "not a colour letter"),
+    ("bad_seat", M, 400, True, "not a seat of the table"),
+    ("bad_ms", M, 400, True, "a reaction time that is not a number of ms"),
+    ("not_in_centre", I, 409, True, "the card is not in the centre"),
+    ("same_card", I, 409, True, "a second hand of one seat on one card (R16)"),
+    ("no_hands_left", I, 409, True, "all the seat's hands are laid (R16)"),
+    ("done", I, 409, True, "the seat already said it is done this round"),
+    ("too_fast", I, 409, True, "faster than a human can react: refused"),
+    ("too_late", I, 409, True, "after the slap window (R21)"),
+    # -- records, simulation and environments (never sent by the server) ---------------
+    ("bad_deal", M, 400, False, "a deal that does not hold each card once"),
+    ("bad_seed", M, 400, False, "a seed that is neither a string nor an integer"),
+    ("bad_games", M, 400, False, "a number of games below 0"),
+    ("bad_count", M, 400, False, "a count of jobs or games out of range"),
+    ("bad_jobs", M, 400, False, "a number of jobs below 1"),
+    ("not_traced", M, 400, False, "records asked of a simulation run without traces"),
+    ("trace_cut", M, 400, False, "a simulated game has more slaps than its trace holds"),
+    ("bad_render_mode", M, 400, False, "a render mode the environment does not have"),
+    ("no_game", M, 400, False, "an environment step with no game going"),
+    ("bad_record", M, 400, False, "a record that is not a record of this format"),
+    ("discrepancy", M, 400, False, "a record field that its facts do not give back"),
+)
 
 
 class FlyswatError(Exception):
@@ -23,12 +120,19 @@ class FlyswatError(Exception):
     def __init__(self, message: str, code: str | None = None) -> None:
         super().__init__(message)
         if code is not None:
+            if code not in CODES:
+                raise KeyError(f"error code {code!r} is not in flyswat.errors.CODES")
             self.code = code
 
     @property
     def message(self) -> str:
         """The human-readable explanation."""
         return str(self.args[0]) if self.args else ""
+
+    @property
+    def status(self) -> int:
+        """The HTTP status this error is answered with."""
+        return CODES[self.code].status
 
 
 class MalformedError(FlyswatError, ValueError):
@@ -41,3 +145,8 @@ class IllegalActionError(FlyswatError):
     """A well-formed action that the rules do not allow at this moment."""
 
     code = "illegal"
+
+
+def wire_codes() -> list[str]:
+    """Every code a client may receive, in registry order."""
+    return [c.code for c in CODES.values() if c.wire]

@@ -267,7 +267,7 @@ def _replay_turn(game: Game, i: int, t: TurnModel) -> None:
         except FlyswatError as e:
             raise Discrepancy(f"{where}.round.slaps[{j}]: {e.message}") from None
     if not r.closed:
-        game.close_round()
+        game.close_round(by_time=False)
     _check(f"{where}.round.won", [p.model_dump() for p in t.round.won], _pairs(r.won))
     _check(
         f"{where}.round.penalties",

@@ -1,10 +1,15 @@
-"""The rule options of one game, as a frozen, validated value."""
+"""The rule options of one game, as a frozen, validated value, and the two rules every
+driver of a game needs outside the engine: the allowed colours (R14) and the slap window's
+edge (R21). Each is written here once; the engine, the arbiter, the simulators and the
+environments call these (the numba kernel and the browser hold copies checked by the golden
+transcripts in ``tests/golden/``)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from flyswat.cards import DECK
+from flyswat.cards import DECK, Card, Colour
 from flyswat.errors import MalformedError
 
 MIN_SEATS = 2
@@ -56,6 +61,12 @@ class Rules:
             )
         object.__setattr__(self, "hands", 2 if self.seats <= 4 else 1)
 
+    def in_window(self, ms: float) -> bool:
+        """Does a hand at reaction time ``ms`` (from the instant the trigger was shown) count?
+        The window runs out at ``slap_window_ms``: a hand at exactly that time is too late
+        (R21)."""
+        return ms < self.slap_window_ms
+
     def to_json(self) -> dict[str, int]:
         """The record's ``rules`` object."""
         return {
@@ -64,3 +75,22 @@ class Rules:
             "remove": self.remove,
             "slap_window_ms": self.slap_window_ms,
         }
+
+
+def most_numerous(counts: Mapping[Colour, int]) -> frozenset[Colour]:
+    """The allowed colours for a centre with ``counts`` flies per colour: the most numerous,
+    ties included; empty for an empty centre (R14, R15)."""
+    present = {c: n for c, n in counts.items() if n > 0}
+    if not present:
+        return frozenset()
+    most = max(present.values())
+    return frozenset(c for c, n in present.items() if n == most)
+
+
+def allowed(centre: Iterable[Card]) -> frozenset[Colour]:
+    """The colours that may be taken from ``centre`` (R14); the trigger is not in it."""
+    counts: dict[Colour, int] = {}
+    for card in centre:
+        if card.colour is not None:
+            counts[card.colour] = counts.get(card.colour, 0) + 1
+    return most_numerous(counts)

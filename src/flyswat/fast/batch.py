@@ -237,7 +237,7 @@ def game(result: FastResult, g: int) -> Game:
             played.slap(seat, DECK[index], ms)
             i += 1
         if played.round is not None:
-            played.close_round()
+            played.close_round(by_time=False)
     return played
 
 
