@@ -33,9 +33,10 @@ function triggers(centre, card) {
 /** Check the shape of a record; throws an Error whose message is an i18n key. */
 export function checkRecord(rec) {
   if (!rec || typeof rec !== "object") throw new Error("replay.error.notRecord");
-  if (typeof rec.format === "string" && rec.format.startsWith("flyswat-record/") && rec.format !== "flyswat-record/1")
+  const known = ["flyswat-record/1", "flyswat-record/2"]; // 2: 1 plus rules.min_reaction_ms
+  if (typeof rec.format === "string" && rec.format.startsWith("flyswat-record/") && !known.includes(rec.format))
     throw new Error("replay.error.format");
-  if (rec.format !== "flyswat-record/1") throw new Error("replay.error.notRecord");
+  if (!known.includes(rec.format)) throw new Error("replay.error.notRecord");
   const ok =
     rec.rules &&
     Array.isArray(rec.seats) &&

@@ -118,9 +118,10 @@ export function tablePage(app, code) {
         }
         break;
       case "hands":
-        if (s.round && s.round.turn === msg.turn) {
-          s.round.laid = msg.laid;
-          if (s.seat !== null && msg.done.includes(s.seat)) s.round.done = true;
+        // Protocol 2: the view's round holds the hands laid per seat and our own.
+        if (s.round && s.round.turn === msg.turn && msg.view?.round) {
+          s.round.laid = msg.view.round.laid;
+          if (msg.view.round.done) s.round.done = true;
           patch();
         }
         break;
