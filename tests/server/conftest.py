@@ -24,8 +24,8 @@ import pytest
 import uvicorn
 from websockets.asyncio.client import ClientConnection, connect
 
-from flyswat.loadtest.server import free_port
 from flyswat.server.app import UVICORN_WS, build_app
+from harness.server import free_port
 
 FAST = {"slap_window_ms": 600, "turn_timeout_ms": 400, "remove": 90}
 
