@@ -18,7 +18,9 @@ from typing import Annotated, Any, Literal, TypeAlias, cast
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from typing_extensions import TypedDict
 
+from flyswat.cards import DECK
 from flyswat.errors import MalformedError
+from flyswat.rules import MAX_SEATS, MAX_SLAP_WINDOW_MS, MIN_SEATS, MIN_SLAP_WINDOW_MS
 
 PROTOCOL_VERSION = 2
 MAX_MESSAGE_BYTES = 4096
@@ -100,23 +102,34 @@ class GameView(TypedDict):
 class BotSeat(_Model):
     """A seat played by a server bot of the given level (see ``flyswat.bots.LEVELS``)."""
 
-    seat: int = Field(ge=0, le=7)
+    seat: int = Field(ge=0, le=MAX_SEATS - 1)
     level: str = "normal"
 
 
 class TableOptions(_Model):
-    """The options a table is created with."""
+    """The options a table is created with. The rule options' bounds are the rules' own
+    (:class:`flyswat.rules.Rules`): ``remove`` is at most 112 - ``seats``, which the rules
+    check (``bad_rules``)."""
 
-    seats: int = Field(4, ge=2, le=8, description="number of seats, bots included (R4)")
+    seats: int = Field(
+        4, ge=MIN_SEATS, le=MAX_SEATS, description="number of seats, bots included (R4)"
+    )
     bots: list[BotSeat] = Field(default_factory=list, description="which seats are bots")
     remove: int = Field(
-        0, ge=0, le=110, description="cards removed unseen (R6); at most 112 - seats"
+        0,
+        ge=0,
+        le=len(DECK) - MIN_SEATS,
+        description="cards removed unseen (R6): at most 112 - seats",
     )
-    slap_window_ms: int = Field(3000, ge=500, le=30_000, description="slap window (R21)")
+    slap_window_ms: int = Field(
+        3000, ge=MIN_SLAP_WINDOW_MS, le=MAX_SLAP_WINDOW_MS, description="slap window (R21)"
+    )
     turn_timeout_ms: int = Field(
         4000, ge=200, le=60_000, description="the server reveals for a player after this"
     )
-    start: int | None = Field(None, ge=0, le=7, description="start seat (R9); None = random")
+    start: int | None = Field(
+        None, ge=0, le=MAX_SEATS - 1, description="start seat (R9); None = random"
+    )
 
 
 class PlayerInfo(_Model):
