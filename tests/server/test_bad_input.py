@@ -11,7 +11,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from .conftest import Live, Player, create_table, join_table
+from .conftest import Live, Player, create_table, join_table, until_all_ready
 
 SLOW = {"slap_window_ms": 8000, "turn_timeout_ms": 30000, "remove": 0}
 
@@ -37,6 +37,7 @@ async def duo(live: Live) -> AsyncIterator[tuple[Player, Player, str]]:
 
 async def start(ana: Player, bruno: Player) -> dict[str, Any]:
     await bruno.send(type="ready")
+    await until_all_ready(ana)
     await ana.send(type="start")
     await bruno.expect("started")
     return await ana.expect("started")
@@ -75,6 +76,7 @@ async def test_lobby_refusals_each_get_one_error_and_change_nothing(
     after = (await asyncio.to_thread(live.get, f"/api/tables/{code}")).json()
     assert after == before
     await bruno.send(type="ready")
+    await until_all_ready(ana)
     await ana.send(type="start")
     assert (await ana.expect("started"))["start"] in (0, 1)
 
@@ -176,6 +178,7 @@ async def test_a_burst_is_rate_limited_and_a_flood_closes_the_socket(
             errors += (await ana.recv(timeout=0.5))["type"] == "error"
     assert 1 <= errors <= 20
     await bruno.send(type="ready")
+    await until_all_ready(ana)
     await ana.send(type="start")
     await ana.expect("started")  # still connected, still playing
     with pytest.raises(ConnectionClosed) as closed:

@@ -17,7 +17,7 @@ import pytest
 
 from flyswat.record import verify_record
 
-from .conftest import Live, Player, create_table, free_port, join_table
+from .conftest import Live, Player, create_table, free_port, join_table, until_all_ready
 
 
 @pytest.mark.anyio
@@ -30,6 +30,7 @@ async def test_a_dropped_player_is_revealed_for_then_reconnects_with_its_token(
     async with Player.connect(live.ws, code, seated["token"]) as ana:
         async with Player.connect(live.ws, code, joined["token"]) as bruno:
             await bruno.send(type="ready")
+            await until_all_ready(ana)
             await ana.send(type="start")
             await bruno.expect("started")
         # Bruno is gone: the table reveals for him after the turn timeout.
@@ -151,6 +152,7 @@ async def test_a_slap_accepted_before_a_kill_is_in_the_resumed_round_and_the_rec
         Player.connect(live.ws, code, tokens[1], slaps=False) as bruno,
     ):
         await bruno.send(type="ready")
+        await until_all_ready(ana)
         await ana.send(type="start")
         opened = await asyncio.gather(
             ana.play(until=lambda m: m["type"] == "reveal" and m["round"] and m["view"]["round"]),
