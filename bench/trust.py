@@ -98,7 +98,8 @@ async def stuck(http: str, port: int, pid: int, seconds: float) -> None:
         await asyncio.sleep(5)
         samples.append((time.monotonic() - t0, rss_bytes(pid) / 2**20))
     async with httpx.AsyncClient(base_url=http, timeout=10) as client:
-        left = sum((await client.get(f"/api/tables/{c}")).json()["spectators"] for c in codes)
+        infos = [(await client.get(f"/api/tables/{c}")).json() for c in codes]
+    left = sum(info.get("spectators", 0) for info in infos)
     for s in socks:
         s.close()
     trace = ", ".join(f"{t:.0f}s {m:.0f}" for t, m in samples)

@@ -190,33 +190,45 @@ async def play(runner: Runner, ws: WebSocket) -> None:
         await ws.close(CLOSE_NOT_FOUND if table is None else CLOSE_EXPIRED)
         return
     link = runner.link(table, lambda conn, on_sent: Link(conn, ws, monotonic_ms, on_sent))
-    tasks = [asyncio.create_task(link.writer()), asyncio.create_task(link.hello_deadline())]
+    timers = [asyncio.create_task(link.hello_deadline())]
+    reading = asyncio.create_task(_read(runner, table, link, timers))
+    writing = asyncio.create_task(link.writer())
+    stalled = asyncio.create_task(link.stalled.wait())
     try:
-        while link.closing is None:
-            event = await ws.receive()
-            if event["type"] == "websocket.disconnect":
-                break
-            message = _parse(link.id, event)
-            if isinstance(message.message, p.Pong) and link.greeted:
-                if link.bucket.take(monotonic_ms()):
-                    rtt = link.pong(message.message.id)
-                    if rtt is not None:
-                        runner.run(table, Rtt(link.id, rtt))
-                    continue
-                slow = IllegalActionError("too many messages: slow down", "rate_limited")
-                message = Message(link.id, error=slow)
-            runner.run(table, message)
-            if not link.greeted and link.id in table.conns:
-                link.greeted = True
-                tasks.append(asyncio.create_task(link.pinger()))
+        # Until the client closes, the writer has sent a close, or the client fell behind.
+        await asyncio.wait([reading, writing, stalled], return_when=asyncio.FIRST_COMPLETED)
     finally:
         runner.unlink(table, link)
-        for task in tasks[1:]:
+        for task in [reading, stalled, *timers]:
             task.cancel()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(tasks[0], 2)
+        if not link.stalled.is_set():
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(writing, 2)  # what is queued, and the close frame
         link.stop()
-        tasks[0].cancel()
+        writing.cancel()
+        if link.stalled.is_set():
+            link.abort()
+
+
+async def _read(runner: Runner, table: Table, link: Link, timers: list[asyncio.Task[None]]) -> None:
+    """Read the socket until it closes: parse each frame, hand it to the table."""
+    while True:
+        event = await link.ws.receive()
+        if event["type"] == "websocket.disconnect":
+            return
+        message = _parse(link.id, event)
+        if isinstance(message.message, p.Pong) and link.greeted:
+            if link.bucket.take(monotonic_ms()):
+                rtt = link.pong(message.message.id)
+                if rtt is not None:
+                    runner.run(table, Rtt(link.id, rtt))
+                continue
+            slow = IllegalActionError("too many messages: slow down", "rate_limited")
+            message = Message(link.id, error=slow)
+        runner.run(table, message)
+        if not link.greeted and link.id in table.conns:
+            link.greeted = True
+            timers.append(asyncio.create_task(link.pinger()))
 
 
 # -- the application and the command ------------------------------------------------------------

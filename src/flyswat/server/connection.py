@@ -3,9 +3,9 @@
 The table never awaits a connection: the runner hands each message to :meth:`Link.send`,
 which queues it, so a slow client delays nobody else and one broadcast is one synchronous
 step (R10). The queue is bounded: a client that falls :data:`MAX_BEHIND_BYTES` behind is
-dropped (its seat goes offline and plays on by auto-reveal). A ping goes out every second;
-its pong gives a round-trip time, and :data:`MAX_MISSED_PINGS` unanswered pings in a row
-drop the connection.
+dropped at once, its unsent data and all (its seat goes offline and plays on by auto-reveal).
+A ping goes out every second; its pong gives a round-trip time, and :data:`MAX_MISSED_PINGS`
+unanswered pings in a row drop the connection.
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ class Link:
         self.queue: deque[tuple[str, int | None]] = deque()
         self.queued_bytes = 0
         self.wake = asyncio.Event()
+        self.stalled = asyncio.Event()  # fell too far behind: nothing more can reach it
         self.pings: dict[int, float] = {}
         self._ping_id = 0
         self.bucket = Bucket()  # pongs are rate-limited here, everything else by the table
@@ -70,10 +71,11 @@ class Link:
             return
         self.queue.append((text, mark))
         self.queued_bytes += len(text)
-        if self.queued_bytes > MAX_BEHIND_BYTES:
+        if self.queued_bytes > MAX_BEHIND_BYTES:  # the client does not read: let it go
             self.queue.clear()
             self.queued_bytes = 0
-            self.drop(CLOSE_TOO_SLOW, "too_slow", "you fell too far behind the table")
+            self.closing = (CLOSE_TOO_SLOW, "too_slow")
+            self.stalled.set()
             return
         self.wake.set()
 
@@ -139,6 +141,13 @@ class Link:
         """Nothing more is sent."""
         self.closed = True
         self.wake.set()
+
+    def abort(self) -> None:
+        """Drop the connection at once, unsent data and all (a client that does not read
+        would otherwise hold its buffers until the kernel gives up on it)."""
+        transport = scope_extension(self.ws, "flyswat.transport")
+        if transport is not None:
+            transport.abort()
 
 
 def scope_extension(ws: WebSocket, name: str) -> Any:
