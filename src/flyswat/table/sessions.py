@@ -1,0 +1,95 @@
+"""A table's connections: hello (one live socket per seat, a bounded number of spectators),
+closing one, and what a seat's leaving does to an open round. Functions of
+:class:`flyswat.table.core.Table`, as its own methods are."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from flyswat import protocol as p
+from flyswat.errors import IllegalActionError
+from flyswat.table import events as ev
+from flyswat.table import turns
+from flyswat.table.io import Close
+from flyswat.table.seats import Conn
+
+if TYPE_CHECKING:
+    from flyswat.table.core import Table
+
+#: The most spectators one table takes.
+MAX_SPECTATORS = 50
+#: WebSocket close codes the table asks for.
+CLOSE_REPLACED = 4409
+CLOSE_POLICY = 1008
+CLOSE_FULL = 1013
+
+
+def hello(t: Table, conn_id: int, token: str | None, now: float) -> None:
+    if token is None:
+        if sum(1 for c in t.conns.values() if c.seat is None) >= MAX_SPECTATORS:
+            full = p.Error(code="spectators_full", message="this table has no room to watch")
+            t.send(conn_id, full)
+            t.out.closes.append(Close(conn_id, CLOSE_FULL, "spectators_full"))
+            return
+        seat = None
+    else:
+        found = next((s for s in t.seats if s.holds(token)), None)
+        if found is None:
+            raise IllegalActionError("no seat at this table has that token", "bad_token")
+        if not found.bucket.take(now):
+            raise IllegalActionError("too many messages: slow down", "rate_limited")
+        old, found.conn, seat = found.conn, conn_id, found.index
+        if old is not None:  # one live socket per seat: the new one takes it over
+            why = p.Error(code="replaced", message="this seat was opened on another connection")
+            drop(t, old, CLOSE_REPLACED, "replaced", now, error=why)
+    t.strangers.pop(conn_id, None)
+    t.conns[conn_id] = Conn(conn_id, seat)
+    t.idle_since = None
+    t.send(conn_id, p.Welcome(
+        seat=seat, table=t.info(), view=t.view_of(seat),
+        window_left_ms=t.clock.window_left(now) if t.clock else None,
+        turn_deadline_ms=t._turn_left(now),
+    ))  # fmt: skip
+    game = t.game
+    if game is not None and game.round is not None and seat is not None:
+        turn = len(game.turns)
+        for s in game.round.slaps:
+            if s.seat == seat:
+                t.send(conn_id, p.Accepted(turn=turn, card=s.card.text, ms=round(s.ms or 0)))
+        t.send(conn_id, p.Hands(turn=turn, view=t.view_of(seat)))
+    t.table_update()
+
+
+def drop(
+    t: Table, conn_id: int, code: int, reason: str, now: float, error: p.Error | None = None
+) -> None:
+    """Close ``conn_id`` (after ``error``, if given) and forget it."""
+    if error is not None:
+        t.send(conn_id, error)
+    t.out.closes.append(Close(conn_id, code, reason))
+    forget(t, conn_id, now)
+
+
+def gone(t: Table, conn_id: int, now: float) -> None:
+    t.strangers.pop(conn_id, None)
+    if conn_id in t.conns:
+        forget(t, conn_id, now)
+        t.table_update()
+
+
+def forget(t: Table, conn_id: int, now: float) -> None:
+    """``conn_id`` is no more; a seat left with no connection during a round is not
+    waited for."""
+    t.strangers.pop(conn_id, None)
+    conn = t.conns.pop(conn_id, None)
+    if not t.conns:
+        t.idle_since = now
+    if conn is None or conn.seat is None or t.seats[conn.seat].conn != conn_id:
+        return
+    seat = t.seats[conn.seat]
+    seat.conn = None
+    game, clock = t.game, t.clock
+    waited = game and game.round and clock and clock.waits_for(seat.index)
+    if waited and game is not None and not game.seat_complete(seat.index):
+        t.emit(ev.SaidDone(turn=len(game.turns), seat=seat.index))
+        turns.maybe_close(t, now)

@@ -1,0 +1,225 @@
+"""A table's game in play: turns, slap rounds and their timing, the end.
+
+The second half of :class:`flyswat.table.core.Table`, as functions of it: each checks in full
+first (raising :class:`~flyswat.errors.FlyswatError` changes nothing), then emits events
+(applied, and listed for the store) and lists messages, as the table's own methods do.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING
+
+from flyswat import bots
+from flyswat import protocol as p
+from flyswat.arbiter import MIN_HUMAN_MS, RoundClock
+from flyswat.cards import Card
+from flyswat.engine import Game
+from flyswat.errors import FlyswatError, IllegalActionError
+from flyswat.record import to_record
+from flyswat.table import events as ev
+from flyswat.view import view
+
+if TYPE_CHECKING:
+    from flyswat.table.core import Table
+
+
+def reveal(t: Table, seat: int, now: float, auto: bool = False) -> None:
+    game = t.running()
+    if game.round is not None:
+        raise IllegalActionError("a slap round is still open", "round_open")
+    if seat != game.to_move:
+        raise IllegalActionError(f"it is seat {game.to_move}'s turn", "not_your_turn")
+    t.turn_due = None
+    card = game.draw[seat][0]
+    t.emit(ev.Revealed(turn=len(game.turns) + 1, seat=seat, card=card.text, auto=auto))
+    turn = game.turns[-1]
+    if game.round is not None:
+        open_round(t, now, announce=auto)
+        return
+    opened, n = turn.round is not None, len(game.turns)
+    upcoming = t._upcoming_turn_ms()
+    t.broadcast(lambda v: p.Revealed(
+        turn=n, seat=seat, card=card.text, round=opened,
+        window_ms=t.options.slap_window_ms if opened else None, auto=auto, view=v,
+        turn_deadline_ms=None if opened else upcoming,
+    ))  # fmt: skip
+    if opened:  # an empty centre: the round closed at once (R15)
+        t.broadcast(lambda v: p.RoundClosed(turn=n, view=v, turn_deadline_ms=upcoming))
+    next(t, now)
+
+
+def next(t: Table, now: float) -> None:
+    if t.game is not None and t.game.over:
+        finish(t)
+    else:
+        schedule_turn(t, now)
+
+
+def schedule_turn(t: Table, now: float) -> None:
+    game = t.game
+    if game is None or game.over or game.round is not None:
+        t.turn_due = None
+        return
+    seat = t.seats[game.to_move]
+    if seat.is_bot and seat.level is not None:
+        delay = bots.reveal_delay_ms(seat.level, t.sources.rng) * t.bot_pace
+    else:
+        delay = t.options.turn_timeout_ms
+    t.turn_due = now + delay
+
+
+def tick(t: Table, now: float) -> None:
+    while t.bot_plans and t.bot_plans[0][0] <= now:
+        _, seat, card, ms, last = t.bot_plans.pop(0)
+        bot_slap(t, seat, card, ms, last)
+    if t.clock is not None:
+        maybe_close(t, now)
+    game = t.game
+    if t.turn_due is not None and now >= t.turn_due and game is not None:
+        t.turn_due = None
+        with contextlib.suppress(FlyswatError):  # nothing to reveal: the game moved on
+            reveal(t, game.to_move, now, auto=not t.seats[game.to_move].is_bot)
+
+
+# -- slap rounds -----------------------------------------------------------------------
+
+
+def open_round(t: Table, now: float, *, everyone: bool = False, announce: bool = False) -> None:
+    """Time the engine's open round and tell everyone; the reveal handed to each seat's
+    socket starts that seat's clock. ``everyone``: after a restart, wait for every seat
+    still to complete the round, connected yet or not."""
+    game = t.game
+    if game is None or game.round is None:
+        return
+    waited = [s.index for s in t.seats if (everyone or s.connected)
+              and not game.seat_complete(s.index)]  # fmt: skip
+    t.clock = RoundClock(
+        rules=t.rules, opened_at=now, waited=waited,
+        allowance_ms={s.index: 0.0 if s.is_bot else s.rtt.allowance() for s in t.seats},
+    )  # fmt: skip
+    r, n = game.round, len(game.turns)
+    t.broadcast(lambda v: p.Revealed(
+        turn=n, seat=r.seat, card=r.trigger.text, round=True,
+        window_ms=t.options.slap_window_ms, auto=announce, view=v, turn_deadline_ms=None,
+    ), mark=n)  # fmt: skip
+    plan_bots(t, now, waited)
+    maybe_close(t, now)
+
+
+def plan_bots(t: Table, now: float, waited: list[int]) -> None:
+    game = t.running()
+    plans = []
+    for seat in t.seats:
+        if not seat.is_bot or seat.level is None or seat.index not in waited:
+            continue
+        planned = bots.decide(seat.level, view(game, seat.index), t.sources.rng)
+        planned = sorted((s for s in planned if t.rules.in_window(s.ms)), key=lambda s: s.ms)
+        if not planned:
+            t.emit(ev.SaidDone(turn=len(game.turns), seat=seat.index))
+        for i, s in enumerate(planned):
+            plans.append((now + s.ms, seat.index, s.card, s.ms, i == len(planned) - 1))
+    t.bot_plans = sorted(plans, key=lambda t: t[0])
+
+
+def bot_slap(t: Table, seat: int, card: Card, ms: int, last: bool) -> None:
+    game, clock = t.game, t.clock
+    if game is None or game.round is None or clock is None:
+        return
+    try:
+        game.check_slap(seat, card)
+        clock.planned(ms)
+    except FlyswatError:
+        pass  # a bot's plan that the table refuses is simply not played
+    else:
+        t.emit(ev.Slapped(turn=len(game.turns), seat=seat, card=card.text, ms=ms))
+    if last and not game.seat_complete(seat):
+        t.emit(ev.SaidDone(turn=len(game.turns), seat=seat))
+    hands(t)
+
+
+def hands(t: Table) -> None:
+    turn = len(t.running().turns)
+    t.broadcast(lambda v: p.Hands(turn=turn, view=v))
+
+
+def current_round(t: Table, seat: int, turn: int | None) -> tuple[Game, RoundClock]:
+    game, clock = t.running(), t.clock
+    is_open = game.round is not None and clock is not None
+    if turn is not None and (turn != len(game.turns) or not is_open):
+        raise IllegalActionError(f"the round of turn {turn} is not open", "stale_round")
+    if game.round is None or clock is None:
+        raise IllegalActionError("no slap round is open", "no_round")
+    if seat in game.round.done or not clock.waits_for(seat):
+        raise IllegalActionError("you already said you are done this round", "done")
+    return game, clock
+
+
+def slap(
+    t: Table, seat: int, text: str, client_ms: int | None, turn: int | None, now: float
+) -> None:
+    game, clock = current_round(t, seat, turn)
+    card = Card.parse(text)
+    game.check_slap(seat, card)
+    n = len(game.turns)
+    try:
+        ms = clock.judge(seat, client_ms, now)
+    except IllegalActionError as e:
+        if e.code == "too_fast":
+            t.emit(ev.TooFast(turn=n, seat=seat))
+            t.table_update()
+        raise
+    t.emit(ev.Slapped(turn=n, seat=seat, card=card.text, ms=round(ms, 3)))
+    conn = t.seats[seat].conn
+    if conn is not None:
+        t.send(conn, p.Accepted(turn=n, card=card.text, ms=round(ms)))
+    hands(t)
+    maybe_close(t, now)
+
+
+def done(t: Table, seat: int, turn: int | None, now: float) -> None:
+    game, _ = current_round(t, seat, turn)
+    t.emit(ev.SaidDone(turn=len(game.turns), seat=seat))
+    hands(t)
+    maybe_close(t, now)
+
+
+def round_deadline(t: Table) -> float | None:
+    game, clock = t.game, t.clock
+    if game is None or game.round is None or clock is None:
+        return None
+    incomplete = [s for s in clock.sent_at if not game.seat_complete(s)]
+    return clock.deadline(incomplete) if incomplete else None
+
+
+def maybe_close(t: Table, now: float) -> None:
+    """Decide the round if no slap still to come can count (R21)."""
+    game, clock = t.game, t.clock
+    if game is None or game.round is None or clock is None:
+        return
+    deadline = round_deadline(t)
+    if deadline is not None and now < deadline:
+        return
+    n = len(game.turns)
+    t.emit(ev.Closed(turn=n))
+    upcoming = t._upcoming_turn_ms()
+    t.broadcast(lambda v: p.RoundClosed(turn=n, view=v, turn_deadline_ms=upcoming))
+    next(t, now)
+
+
+# -- the end ---------------------------------------------------------------------------
+
+
+def finish(t: Table) -> None:
+    game = t.game
+    if game is None or t.game_id is None:
+        return
+    entries = [s.record_entry() for s in t.seats]
+    record = to_record(game, entries, id=t.game_id, started_at=t.started_at,
+                       with_commitment=True, min_reaction_ms=MIN_HUMAN_MS)  # fmt: skip
+    t.emit(ev.Over(game_id=t.game_id, record=record))
+    info = t.info()
+    t.broadcast(lambda v: p.Over(
+        result=record["result"], seed=str(game.seed), commitment=record["commitment"],
+        record_url=info.record_url or "", table=info, view=v,
+    ))  # fmt: skip
