@@ -17,12 +17,14 @@ import contextlib
 import gc
 import json
 import logging
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route, WebSocketRoute
@@ -33,10 +35,13 @@ from flyswat.bots import LEVELS
 from flyswat.errors import FlyswatError, IllegalActionError, MalformedError
 from flyswat.server import protocol as p
 from flyswat.server.connection import POLICY_VIOLATION, Connection
+from flyswat.server.limits import AddressBuckets, Limits
+from flyswat.server.limits import add_arguments as add_limit_arguments
 from flyswat.server.play import Table
 from flyswat.server.seats import new_code
 from flyswat.server.store import Store
 from flyswat.server.table import monotonic_ms
+from flyswat.server.transport import RequestRateLimit, client_address, read_body, serve
 
 log = logging.getLogger("flyswat.server")
 
@@ -46,8 +51,6 @@ DEFAULT_DB = "sqlite:///flyswat.db"
 #: uvicorn's WebSocket settings: frames past 64 KiB close the socket before being read; the
 #: protocol's own 4 KiB limit answers smaller oversized messages with an error.
 UVICORN_WS: dict[str, Any] = {"ws": "websockets-sansio", "ws_max_size": 65536}
-
-_STATUS = {"not_found": 404, "bad_token": 403, "not_host": 403}
 
 
 class Server:
@@ -138,14 +141,12 @@ class Server:
 
 
 def _error(e: FlyswatError) -> JSONResponse:
-    status = _STATUS.get(e.code, 400 if isinstance(e, MalformedError) else 409)
+    status = e.status  # Limits: the registry's status (413 too_big, 429 too_many_tables)
     return JSONResponse({"error": e.code, "message": e.message}, status_code=status)
 
 
 async def _body(request: Request, model: type[BaseModel]) -> Any:
-    raw = await request.body()
-    if len(raw) > p.MAX_MESSAGE_BYTES:
-        raise MalformedError("request body over 4096 bytes", "too_big")
+    raw = await read_body(request, p.MAX_MESSAGE_BYTES)  # Limits: streamed under the cap
     try:
         return model.model_validate_json(raw or b"{}")
     except ValidationError as e:
@@ -154,12 +155,15 @@ async def _body(request: Request, model: type[BaseModel]) -> Any:
         raise MalformedError(f"{where}: {first['msg']}") from None
 
 
-def _routes(server: Server) -> list[Route | WebSocketRoute]:
+def _routes(server: Server, tables: AddressBuckets) -> list[Route | WebSocketRoute]:
     async def health(_: Request) -> JSONResponse:
         return JSONResponse({"ok": True, "tables": len(server.tables)})
 
     async def create(request: Request) -> JSONResponse:
         try:
+            # Limits: tables created per client address (a token bucket).
+            if not tables.allow(client_address(request.scope), time.monotonic()):
+                raise IllegalActionError("too many new tables from this address", "too_many_tables")
             seated = server.create(await _body(request, p.CreateTable))
         except FlyswatError as e:
             return _error(e)
@@ -187,7 +191,7 @@ def _routes(server: Server) -> list[Route | WebSocketRoute]:
     async def start(request: Request) -> JSONResponse:
         try:
             table = server.table(request.path_params["code"])
-            raw = await request.body()
+            raw = await read_body(request, p.MAX_MESSAGE_BYTES)  # Limits: streamed under the cap
             token = json.loads(raw).get("token") if raw else None
             seat = next((s.index for s in table.seats if isinstance(token, str) and s.holds(token)),
                         None)  # fmt: skip
@@ -345,14 +349,21 @@ async def _collect(freeze_every_s: float = 5.0, full_every_s: float = 120.0) -> 
 
 
 def build_app(
-    db_url: str = DEFAULT_DB, *, bot_pace: float = 1.0, own_process: bool = False
+    db_url: str = DEFAULT_DB,
+    *,
+    bot_pace: float = 1.0,
+    own_process: bool = False,
+    limits: Limits | None = None,
 ) -> Starlette:
     """The whole server as an ASGI app: tables restored from ``db_url`` on start-up.
 
     ``own_process``: the app runs alone in its process (``flyswat serve``), so it may set the
     process-wide garbage collector as it needs (:func:`_collect`); not in a test process.
+    ``limits``: the HTTP request and table-creation rates per address (default
+    :class:`~flyswat.server.limits.Limits`'s defaults).
     """
     server = Server(db_url, bot_pace=bot_pace)
+    limits = limits or Limits()
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -367,10 +378,15 @@ def build_app(
                 task.cancel()
             server.close()
 
-    routes: list[Any] = list(_routes(server))
+    # Limits: one bucket per address for tables created, one for HTTP requests.
+    tables = AddressBuckets(limits.tables_per_minute / 60, limits.table_burst, exempt=limits.exempt)
+    requests = AddressBuckets(limits.requests_per_second, limits.request_burst,
+                              exempt=limits.exempt)  # fmt: skip
+    routes: list[Any] = list(_routes(server, tables))
     if WEB_DIR.is_dir():
         routes.append(Mount("/", StaticFiles(directory=WEB_DIR, html=True), name="web"))
-    app = Starlette(routes=routes, lifespan=lifespan)
+    middleware = [Middleware(RequestRateLimit, buckets=requests)]  # Limits
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware)
     app.state.server = server
     return app
 
@@ -383,15 +399,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--bot-pace", type=float, default=1.0, help="scale bots' pauses before revealing"
     )
+    add_limit_arguments(parser)  # Limits: one option per setting
 
 
 def run(args: argparse.Namespace) -> int:
     """Serve until interrupted; returns the exit status."""
-    import uvicorn
     from sqlalchemy.engine import make_url
 
-    app = build_app(args.db, bot_pace=args.bot_pace, own_process=True)
+    limits = Limits.from_args(args)  # Limits
+    app = build_app(args.db, bot_pace=args.bot_pace, own_process=True, limits=limits)
     db = make_url(args.db).render_as_string(hide_password=True)
     print(f"flyswat: open http://{args.host}:{args.port}/  (store: {db})", flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", **UVICORN_WS)
+    serve(app, args.host, args.port, limits)  # Limits: uvicorn with the transport's limits
     return 0
