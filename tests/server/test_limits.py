@@ -151,8 +151,10 @@ def logger() -> Iterator[logging.Logger]:
     log.handlers.clear()
 
 
-def record(log: logging.Logger, msg: str, created: float, *args: object) -> logging.LogRecord:
-    rec = log.makeRecord(log.name, logging.ERROR, "accept.py", 7, msg, args, None)
+def record(
+    log: logging.Logger, msg: str, created: float, *args: object, line: int = 7
+) -> logging.LogRecord:
+    rec = log.makeRecord(log.name, logging.ERROR, "accept.py", line, msg, args, None)
     rec.created = created
     return rec
 
@@ -212,8 +214,22 @@ def test_the_filter_remembers_a_bounded_number_of_kinds(logger: logging.Logger) 
     repeat = RepeatFilter(burst=1, interval_s=60, max_kinds=10)
     logger.addHandler(Keep(repeat))
     for i in range(1000):
-        logger.handle(record(logger, f"message {i}", 0.0))
+        logger.handle(record(logger, "message", 0.0, line=i))
     assert len(repeat._windows) == 10
+
+
+def test_records_that_differ_only_in_numbers_and_addresses_are_one_kind(
+    logger: logging.Logger,
+) -> None:
+    repeat = RepeatFilter(burst=2, interval_s=60)
+    keep = Keep(repeat)
+    logger.addHandler(keep)
+    for i in range(100):  # asyncio formats its handles into the message itself
+        text = f"Exception in callback _start_serving(<fn at {hex(0x7F00 + i)}>) when={i}.5\nTrace"
+        logger.handle(record(logger, text, float(i) / 10))
+    assert len(keep.lines) == 2
+    first = "Exception in callback _start_serving(<fn at 0x7f00>) when=0.5"
+    assert repeat.flush(10.0) == [f'98 more like "{first}" in the last 60 s']
 
 
 # -- the settings -------------------------------------------------------------------------
@@ -224,6 +240,12 @@ def test_the_connection_cap_is_the_descriptor_limit_less_the_reserve() -> None:
     assert Limits(fd_reserve=200).connection_cap(256) == 56
     assert Limits(max_connections=10).connection_cap(1024) == 10
     assert Limits(fd_reserve=500).connection_cap(256) == 1
+
+
+def test_the_accept_backlog_stays_within_a_quarter_of_the_connection_cap() -> None:
+    assert Limits().accept_backlog(65536) == 2048
+    assert Limits().accept_backlog(256) == (256 - 64) // 4
+    assert Limits(fd_reserve=250).accept_backlog(256) == 8
 
 
 def test_a_limit_of_zero_or_below_is_refused() -> None:

@@ -19,6 +19,7 @@ import argparse
 import ipaddress
 import logging
 import math
+import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field, fields
@@ -72,6 +73,12 @@ class Limits:
     fd_reserve: int = _opt(
         64, "--fd-reserve", "file descriptors kept free for the store, logs and accepting"
     )
+    backlog: int = _opt(
+        2048,
+        "--backlog",
+        "connections accepted at once (and queued by the kernel); at most a quarter of the "
+        "connection cap",
+    )
     tables_per_minute: float = _opt(
         10.0, "--tables-per-minute", "tables one address may create per minute, sustained"
     )
@@ -101,6 +108,12 @@ class Limits:
         if self.max_connections:
             return self.max_connections
         return max(1, nofile - self.fd_reserve)
+
+    def accept_backlog(self, nofile: int) -> int:
+        """The listening socket's backlog, given the descriptor limit ``nofile``: asyncio
+        accepts up to this many connections in one go, before any is refused, so it stays
+        well inside what the connection cap leaves free."""
+        return max(8, min(self.backlog, self.connection_cap(nofile) // 4))
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Limits:
@@ -247,6 +260,9 @@ class AddressCounter:
             self._open.pop(address, None)
 
 
+_NUMBERS = re.compile(r"0x[0-9a-fA-F]+|\d+(?:\.\d+)?")
+
+
 @dataclass(slots=True)
 class _Window:
     start: float
@@ -261,9 +277,11 @@ class RepeatFilter(logging.Filter):
     """Let at most ``burst`` identical records through per ``interval_s``, then say once
     how many were held back.
 
-    Records are identical when their logger, level and message template (``record.msg``,
-    before its arguments) and source line agree — a traceback per failed ``accept`` is one
-    kind of record however often it comes. Time is the record's own ``created``. When a
+    Records are identical when their logger, level, source line, exception type and the
+    first line of their message template (``record.msg`` before its arguments, with numbers
+    and hex addresses blotted out) agree — a traceback per failed ``accept`` is one kind of
+    record however often it comes, and so is asyncio's "Exception in callback <handle
+    when=...>". Time is the record's own ``created``. When a
     window with held-back records is over, the next record through the filter (of any kind)
     is preceded by one summary record on the same logger: ``N more like "..." in the last
     60 s``; :meth:`flush` says what is left (``flyswat serve`` calls it on exit). At most
@@ -308,11 +326,14 @@ class RepeatFilter(logging.Filter):
         return f'{window.held} more like "{window.text}" in the last {self.interval_s:g} s'
 
     def _count(self, record: logging.LogRecord) -> bool:
-        key = (record.name, record.levelno, str(record.msg), record.pathname, record.lineno)
+        first = str(record.msg).strip().split("\n", 1)[0]
+        shape = _NUMBERS.sub("#", first)[:200]
+        error = record.exc_info[0].__name__ if record.exc_info and record.exc_info[0] else ""
+        key = (record.name, record.levelno, record.pathname, record.lineno, error, shape)
         window = self._windows.get(key)
         if window is None:
             window = _Window(record.created, name=record.name, level=record.levelno,
-                             text=str(record.msg).strip()[:200])  # fmt: skip
+                             text=first[:120])  # fmt: skip
             self._windows[key] = window
             while len(self._windows) > self.max_kinds:
                 self._windows.popitem(last=False)

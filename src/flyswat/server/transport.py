@@ -245,7 +245,8 @@ def uvicorn_config(limits: Limits, nofile: int | None = None) -> dict[str, Any]:
     process's own). Each call makes protocol classes of their own, so that two servers in
     one process share nothing.
     """
-    gate = Gate(limits, limits.connection_cap(nofile or descriptor_limit()))
+    nofile = nofile or descriptor_limit()
+    gate = Gate(limits, limits.connection_cap(nofile))
     http = type("FlyswatHTTPBound", (FlyswatHTTP,), {"gate": gate})
     ws = type("FlyswatWebSocketBound", (FlyswatWebSocket,), {"gate": gate})
     return {
@@ -254,6 +255,7 @@ def uvicorn_config(limits: Limits, nofile: int | None = None) -> dict[str, Any]:
         "ws_max_size": limits.ws_max_size,
         "h11_max_incomplete_event_size": limits.max_head_bytes,
         "timeout_keep_alive": limits.keep_alive_s,
+        "backlog": limits.accept_backlog(nofile),
     }
 
 
