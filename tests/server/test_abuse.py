@@ -335,56 +335,72 @@ def _nofile_256() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
 
 
-def flood(port: int, count: int, per_address: int) -> list[socket.socket]:
-    """``count`` sockets that never send a byte, ``per_address`` from each of the loopback
-    addresses 127.0.0.60, .61, ...; opened ten at a time, as fast as the server's accept
+def flood(port: int, count: int, first: int, head: bytes = b"") -> list[socket.socket]:
+    """``count`` sockets, 50 from each of the loopback addresses 127.0.0.<first>, ...; each
+    sends ``head`` and then nothing. Opened ten at a time, as fast as the server's accept
     queue takes them."""
     socks = []
     for i in range(count):
-        source = (f"127.0.0.{60 + i // per_address}", 0)
-        socks.append(socket.create_connection(("127.0.0.1", port), 10, source))
+        source = (f"127.0.0.{first + i // 50}", 0)
+        sock = socket.create_connection(("127.0.0.1", port), 10, source)
+        if head:
+            sock.sendall(head)
+        socks.append(sock)
         if i % 10 == 9:
             time.sleep(0.02)
     return socks
 
 
-def answered_busy(socks: list[socket.socket], within: float) -> bool:
-    """Whether the server answers one of ``socks`` ``503`` within ``within`` seconds."""
+def closed_or_busy(socks: list[socket.socket], within: float, want: int) -> tuple[int, int]:
+    """How many of ``socks`` the server closed without a word, and how many it answered
+    ``503``, watching until ``want`` of them have been one or the other, or ``within`` s."""
+    closed: set[socket.socket] = set()
+    busy: set[socket.socket] = set()
     deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        readable, _, _ = select.select(socks, [], [], 0.2)
+    while len(closed) + len(busy) < want and time.monotonic() < deadline:
+        readable, _, _ = select.select([s for s in socks if s not in closed | busy], [], [], 0.2)
         for sock in readable:
-            with contextlib.suppress(OSError):
-                if sock.recv(64, socket.MSG_PEEK).startswith(b"HTTP/1.1 503"):
-                    return True
-    return False
+            try:
+                data = sock.recv(64, socket.MSG_PEEK)
+            except OSError:
+                data = b""
+            (busy if data.startswith(b"HTTP/1.1 503") else closed).add(sock)
+    return len(closed), len(busy)
 
 
-def test_at_its_descriptor_limit_the_server_refuses_busy_and_serves_again_with_a_short_log(
+def test_at_its_descriptor_limit_the_server_drops_idle_sockets_first_then_refuses_busy(
     tmp_path: Path,
 ) -> None:
     db = tmp_path / "fd.db"
     # RLIMIT_NOFILE 256 less a reserve of 156: a connection cap of 100.
-    args = ["--header-timeout", "60", "--fd-reserve", "156"]
+    args = ["--header-timeout", "60", "--body-timeout", "60", "--fd-reserve", "156"]
+    stall = b"POST /api/tables HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 100\r\n\r\n"
     with running_server(db, args=args, preexec_fn=_nofile_256, limit_loopback=True) as (
         base,
         port,
         pid,
     ):
-        socks = flood(port, 150, per_address=50)  # one client on 3 addresses
+        idle = flood(port, 150, first=60)  # one client on 3 addresses, past the cap
+        stalled: list[socket.socket] = []
         try:
+            # Sockets that only wait make room for a newcomer: the oldest is closed.
+            assert closed_or_busy(idle, SLACK, want=50) == (50, 0)
             with client("127.0.0.70") as http:
+                assert http.get(base + "/health", timeout=SLACK).status_code == 200
+            # Connections with a request in hand (a body that never comes) keep their place:
+            # past the cap, newcomers are answered 503 busy.
+            stalled = flood(port, 150, first=64, head=stall)
+            _, busy = closed_or_busy(stalled, SLACK, want=1)
+            assert busy >= 1, "no connection past the cap was answered 503"
+            with client("127.0.0.71") as http:
                 during = http.get(base + "/health", timeout=SLACK)
-            assert during.status_code in (200, 503)
-            if during.status_code == 503:
-                assert during.json()["error"] == "busy"
-            assert answered_busy(socks, within=SLACK), "no socket past the cap was answered 503"
+            assert (during.status_code, during.json()["error"]) == (503, "busy")
             assert len(os.listdir(f"/proc/{pid}/fd")) < 256
         finally:
-            for sock in socks:
+            for sock in idle + stalled:
                 sock.close()
         deadline = time.monotonic() + SLACK
-        with client("127.0.0.71") as http:
+        with client("127.0.0.72") as http:
             while True:
                 with contextlib.suppress(httpx.HTTPError):
                     if http.get(base + "/health", timeout=2).status_code == 200:

@@ -9,8 +9,10 @@ runs out of file descriptors. The protocol subclasses here (handed to uvicorn by
   first byte after a keep-alive pause), its body within ``body_timeout_s`` of the head;
   else the connection is aborted;
 - at most ``connections_per_address`` open connections per client address (answered
-  ``429 rate_limited``) and ``connection_cap`` in all, the descriptor limit less a reserve
-  (answered ``503 busy``) — both at once, before a byte is read, and then closed;
+  ``429 rate_limited``) and ``connection_cap`` in all, the descriptor limit less a reserve —
+  at the cap the connection that has waited longest for a request is closed to make room,
+  and only when every connection has a request in hand is a new one answered ``503 busy``;
+  refusals are answered at once, before a byte is read, and closed;
 - a response sent before the request body was read (``413 too_big``) is followed by a short
   lingering close: the rest of the body is read and dropped, never kept, so that the client
   sees the answer rather than a reset;
@@ -90,31 +92,62 @@ _REASONS = {429: "Too Many Requests", 503: "Service Unavailable", 413: "Content 
 
 
 class Gate:
-    """What the protocols of one server share: its limits and who holds connections."""
+    """What the protocols of one server share: its limits, who holds connections, and which
+    connections are only waiting for a request (the first to go when the server is full)."""
 
     def __init__(self, limits: Limits, cap: int) -> None:
         self.limits = limits
         self.cap = cap
         self.per_address = AddressCounter(limits.connections_per_address, limits.exempt)
+        self.waiting: dict[FlyswatHTTP, None] = {}  # oldest first
         self.refused = {"busy": 0, "rate_limited": 0}
+        self.evicted = 0
         self.timed_out = 0
 
     def admit(self, address: str, open_now: int) -> tuple[str, str] | None:
         """Count a new connection from ``address`` with ``open_now`` open (itself included);
-        ``(code, message)`` when it is refused instead (and nothing is counted)."""
-        if open_now > self.cap:
-            self.refused["busy"] += 1
-            return "busy", "the server is at its connection limit: try again later"
+        ``(code, message)`` when it is refused instead (and nothing is counted).
+
+        At the cap, the connection that has waited longest for a request (a socket that
+        sent nothing, a slow head, a kept-alive connection between requests) is closed to
+        make room; only when none is waiting is the new one refused ``busy``."""
         if not self.per_address.acquire(address):
             self.refused["rate_limited"] += 1
             return "rate_limited", "too many connections from this address"
+        if open_now > self.cap and not self._evict():
+            self.per_address.release(address)
+            self.refused["busy"] += 1
+            return "busy", "the server is at its connection limit: try again later"
         return None
+
+    def wait(self, protocol: FlyswatHTTP) -> None:
+        """``protocol`` is waiting for a request (now the newest to wait)."""
+        self.waiting.pop(protocol, None)
+        self.waiting[protocol] = None
+
+    def busy(self, protocol: FlyswatHTTP) -> None:
+        """``protocol`` has a request in hand, or is gone: it is waiting no more."""
+        self.waiting.pop(protocol, None)
+
+    def _evict(self) -> bool:
+        if not self.waiting:
+            return False
+        oldest = next(iter(self.waiting))
+        del self.waiting[oldest]
+        self.evicted += 1
+        oldest.transport.abort()
+        return True
 
 
 class FlyswatHTTP(H11Protocol):
     """uvicorn's h11 protocol with request-head and body deadlines, connection caps and a
     lingering close after an early answer. A subclass made by :func:`uvicorn_config` sets
-    :attr:`gate`."""
+    :attr:`gate`.
+
+    Its ``phase``: ``head`` (waiting for a request head), ``body``, ``serving`` (the request
+    is in, the answer not yet out), ``kept`` (kept alive between requests), ``linger``,
+    ``upgraded`` (to a WebSocket) or ``refused``.
+    """
 
     gate: ClassVar[Gate]
 
@@ -122,7 +155,7 @@ class FlyswatHTTP(H11Protocol):
         super().__init__(*args, **kwargs)
         self.slot: str | None = None  # the address whose connection this counts as
         self.deadline: asyncio.TimerHandle | None = None
-        self.phase = "head"  # head, body, idle, linger, refused
+        self.phase = "head"
         self.dropped = 0
 
     # -- deadlines ------------------------------------------------------------------------
@@ -142,14 +175,16 @@ class FlyswatHTTP(H11Protocol):
         self.transport.abort()
 
     def _follow(self) -> None:
-        """Set the deadline for where the request now is (after h11 read some bytes)."""
+        """Set the phase and deadline for where the request now is (after h11 read bytes)."""
         state = self.conn.their_state
         if state is h11.SEND_BODY:
             if self.phase != "body":
                 self.phase = "body"
+                self.gate.busy(self)
                 self._arm(self.gate.limits.body_timeout_s, self._timed_out)
         elif state is not h11.IDLE:
-            self.phase = "idle"  # head and body are in (or the connection switched)
+            self.phase = "serving"  # head and body are in (or the connection switched)
+            self.gate.busy(self)
             self._disarm()
 
     # -- asyncio.Protocol -----------------------------------------------------------------
@@ -165,6 +200,7 @@ class FlyswatHTTP(H11Protocol):
             self.transport.close()
             return
         self.slot = address
+        self.gate.wait(self)
         self._arm(self.gate.limits.header_timeout_s, self._timed_out)
 
     def data_received(self, data: bytes) -> None:
@@ -175,7 +211,7 @@ class FlyswatHTTP(H11Protocol):
             if self.dropped > LINGER_BYTES:
                 self.transport.abort()
             return
-        if self.phase == "idle" and self.conn.their_state is h11.IDLE:
+        if self.phase == "kept" and self.conn.their_state is h11.IDLE:
             self.phase = "head"  # the next request on a kept-alive connection
             self._arm(self.gate.limits.header_timeout_s, self._timed_out)
         super().data_received(data)
@@ -184,6 +220,7 @@ class FlyswatHTTP(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        self.gate.busy(self)
         if self.slot is not None:
             self.gate.per_address.release(self.slot)
             self.slot = None
@@ -194,6 +231,7 @@ class FlyswatHTTP(H11Protocol):
     def handle_websocket_upgrade(self, event: h11.Request) -> None:
         self._disarm()
         self.phase = "upgraded"
+        self.gate.busy(self)
         super().handle_websocket_upgrade(event)
         protocol = self.transport.get_protocol()
         if isinstance(protocol, FlyswatWebSocket):  # it holds the slot from now on
@@ -211,6 +249,13 @@ class FlyswatHTTP(H11Protocol):
             self._arm(LINGER_S, self.transport.close)
             return
         super().on_response_complete()
+        if self.transport.is_closing():
+            return
+        if self.conn.their_state is h11.IDLE:
+            self.phase = "kept"  # uvicorn's keep-alive timer runs
+            self.gate.wait(self)
+        else:
+            self._follow()  # a pipelined request was read at once
 
 
 class FlyswatWebSocket(WebSocketsSansIOProtocol):
