@@ -13,7 +13,8 @@ per address), and prints what it measured:
 - ``body``: a 50 MB request body (``Content-Length`` declared) to ``POST /api/tables``: the
   answer, how long it took, and the server's RSS and peak RSS (``VmHWM``) before and after.
 - ``nofile``: the server started with ``RLIMIT_NOFILE`` 256, flooded with 400 idle sockets
-  (8 addresses): how ``/health`` is answered meanwhile and after, and the log's size.
+  (8 addresses): how ``/health`` is answered meanwhile and after, how many of the flood the
+  server closed, its open descriptors, and the log's size.
 
 ``--tree DIR`` runs the server from another source tree (e.g. an older commit exported with
 ``git archive``), to compare; it then gets no limit options, only ``--port`` and ``--db``.
@@ -236,6 +237,9 @@ def scenario_nofile(tree: Path | None, header_timeout: float) -> None:
         socks = open_idle(server.port, 400)
         print(f"  opened 400 in {time.monotonic() - opened:.1f} s; "
               f"/health meanwhile: {health_latency(server, n=10)}")  # fmt: skip
+        closed = watch_closes(socks, opened, 1.0)
+        print(f"  {len(closed)} of the 400 closed by the server to make room, "
+              f"{len(os.listdir(f'/proc/{server.pid}/fd'))} descriptors open")  # fmt: skip
         for sock in socks:
             sock.close()
         time.sleep(1.5)
