@@ -35,7 +35,7 @@ from flyswat.bots import LEVELS
 from flyswat.errors import FlyswatError, IllegalActionError, MalformedError
 from flyswat.server import protocol as p
 from flyswat.server.connection import POLICY_VIOLATION, Connection
-from flyswat.server.limits import AddressBuckets, Limits
+from flyswat.server.limits import AddressBuckets, Limits, request_buckets, table_buckets
 from flyswat.server.limits import add_arguments as add_limit_arguments
 from flyswat.server.play import Table
 from flyswat.server.seats import new_code
@@ -378,14 +378,10 @@ def build_app(
                 task.cancel()
             server.close()
 
-    # Limits: one bucket per address for tables created, one for HTTP requests.
-    tables = AddressBuckets(limits.tables_per_minute / 60, limits.table_burst, exempt=limits.exempt)
-    requests = AddressBuckets(limits.requests_per_second, limits.request_burst,
-                              exempt=limits.exempt)  # fmt: skip
-    routes: list[Any] = list(_routes(server, tables))
+    routes: list[Any] = list(_routes(server, table_buckets(limits)))  # Limits
     if WEB_DIR.is_dir():
         routes.append(Mount("/", StaticFiles(directory=WEB_DIR, html=True), name="web"))
-    middleware = [Middleware(RequestRateLimit, buckets=requests)]  # Limits
+    middleware = [Middleware(RequestRateLimit, buckets=request_buckets(limits))]  # Limits
     app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware)
     app.state.server = server
     return app

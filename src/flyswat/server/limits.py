@@ -227,6 +227,17 @@ class AddressBuckets:
         return 0.0 if bucket is None else bucket.wait(now)
 
 
+def table_buckets(limits: Limits) -> AddressBuckets:
+    """The per-address bucket of ``POST /api/tables`` (``--tables-per-minute``,
+    ``--table-burst``)."""
+    return AddressBuckets(limits.tables_per_minute / 60, limits.table_burst, exempt=limits.exempt)
+
+
+def request_buckets(limits: Limits) -> AddressBuckets:
+    """The per-address bucket of HTTP requests (``--requests-per-second``, ``--request-burst``)."""
+    return AddressBuckets(limits.requests_per_second, limits.request_burst, exempt=limits.exempt)
+
+
 class AddressCounter:
     """Connections open per client address, each under ``cap``; memory is one entry per
     address with a connection open. Addresses in ``exempt`` are counted but never refused."""
