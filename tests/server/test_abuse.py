@@ -95,7 +95,7 @@ def closed_by_server(sock: socket.socket, within: float, feed: bytes = b"") -> b
 
 
 def response(sock: socket.socket, within: float = 10.0) -> tuple[int, dict[str, str], Any]:
-    """Read one whole HTTP response (status, headers, JSON body) from ``sock``."""
+    """Read one whole HTTP response from ``sock``: status, headers, body (JSON decoded)."""
     sock.settimeout(within)
     data = b""
     while b"\r\n\r\n" not in data:
@@ -112,7 +112,10 @@ def response(sock: socket.socket, within: float = 10.0) -> tuple[int, dict[str, 
         if not chunk:
             break
         body += chunk
-    return int(lines[0].split()[1]), headers, json.loads(body[:length] or b"null")
+    body = body[:length]
+    if headers.get("content-type", "").startswith("application/json"):
+        return int(lines[0].split()[1]), headers, json.loads(body)
+    return int(lines[0].split()[1]), headers, body
 
 
 def upload(sock: socket.socket, head: bytes, body: Iterator[bytes]) -> tuple[int, Any]:
@@ -477,3 +480,28 @@ async def test_a_player_plays_through_the_limited_protocols(tmp_path: Path) -> N
         async with Player.connect(f"ws://127.0.0.1:{port}", seated["code"], seated["token"]) as p:
             assert p.seat == 0
             assert gate_of(config).per_address.count("127.0.0.1") == 1
+
+
+async def _hold(websocket: WebSocket) -> None:
+    await websocket.accept()
+    with contextlib.suppress(Exception):
+        while True:
+            await websocket.receive_text()
+
+
+@pytest.mark.anyio
+async def test_a_websocket_counts_against_the_cap_of_its_address_until_it_closes() -> None:
+    config = uvicorn_config(Limits(connections_per_address=2))
+    app = Starlette(routes=[WebSocketRoute("/ws", _hold)])
+    with in_thread(app, config) as port:
+        async with ws_connect(f"ws://127.0.0.1:{port}/ws"), ws_connect(f"ws://127.0.0.1:{port}/ws"):
+            with dial(port, "127.0.0.1") as third:
+                status, _, body = response(third, within=SLACK)
+            assert (status, body["error"]) == (429, "rate_limited")
+            with dial(port, "127.0.0.2") as elsewhere:
+                elsewhere.sendall(b"GET /ws HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
+                assert response(elsewhere, within=SLACK)[0] != 429
+        deadline = time.monotonic() + SLACK
+        while gate_of(config).per_address.count("127.0.0.1"):
+            assert time.monotonic() < deadline, "the slots were not given back"
+            time.sleep(0.05)
