@@ -375,26 +375,6 @@ class RepeatFilter(logging.Filter):
         logger.handle(record)
 
 
-#: The loggers whose handlers :func:`install_log_filter` guards ("" is the root).
-LOG_TARGETS = ("", "uvicorn", "uvicorn.error", "uvicorn.access", "asyncio", "flyswat")
-
-
-def install_log_filter(limits: Limits) -> RepeatFilter:
-    """Put one :class:`RepeatFilter` on every handler of uvicorn's, asyncio's and flyswat's
-    loggers (and the root's, which asyncio's and flyswat's records reach); gives the root a
-    stderr handler if it has none, so that nothing goes around the filter."""
-    repeat = RepeatFilter(limits.log_burst, limits.log_interval_s)
-    root = logging.getLogger()
-    if not root.handlers:
-        stderr = logging.StreamHandler()
-        stderr.setFormatter(logging.Formatter("%(levelname)s:     %(name)s: %(message)s"))
-        root.addHandler(stderr)
-    for name in LOG_TARGETS:
-        for handler in logging.getLogger(name).handlers:
-            handler.addFilter(repeat)
-    return repeat
-
-
 def ceil_seconds(seconds: float) -> int:
     """Whole seconds, rounded up, at least 1 (a ``Retry-After`` value)."""
     return max(1, math.ceil(seconds))

@@ -20,14 +20,17 @@ runs out of file descriptors. The protocol subclasses here (handed to uvicorn by
   ``extensions`` (``flyswat.transport``, ``flyswat.socket``), for ``abort()`` and
   ``TCP_INFO``.
 
-:class:`RequestRateLimit` (ASGI middleware) and :func:`read_body` are the HTTP application's
-side: a request rate per address, and bodies streamed under a cap.
+:func:`serve` runs uvicorn so, with one :class:`~flyswat.server.limits.RepeatFilter` on
+uvicorn's, asyncio's and flyswat's log handlers. :class:`RequestRateLimit` (ASGI middleware)
+and :func:`read_body` are the HTTP application's side: a request rate per address, and
+bodies streamed under a cap.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import resource
 import time
 from collections.abc import Callable
@@ -45,9 +48,9 @@ from flyswat.server.limits import (
     AddressBuckets,
     AddressCounter,
     Limits,
+    RepeatFilter,
     address_key,
     ceil_seconds,
-    install_log_filter,
 )
 
 #: After an early answer (413), the rest of a request is read and dropped for at most this
@@ -307,6 +310,26 @@ def uvicorn_config(limits: Limits, nofile: int | None = None) -> dict[str, Any]:
 def gate_of(config: dict[str, Any]) -> Gate:
     """The :class:`Gate` of a :func:`uvicorn_config` (for tests and benchmarks)."""
     return cast(Gate, config["http"].gate)
+
+
+#: The loggers whose handlers :func:`install_log_filter` guards ("" is the root).
+LOG_TARGETS = ("", "uvicorn", "uvicorn.error", "uvicorn.access", "asyncio", "flyswat")
+
+
+def install_log_filter(limits: Limits) -> RepeatFilter:
+    """Put one :class:`RepeatFilter` on every handler of uvicorn's, asyncio's and flyswat's
+    loggers (and the root's, which asyncio's and flyswat's records reach); gives the root a
+    stderr handler if it has none, so that nothing goes around the filter."""
+    repeat = RepeatFilter(limits.log_burst, limits.log_interval_s)
+    root = logging.getLogger()
+    if not root.handlers:
+        stderr = logging.StreamHandler()
+        stderr.setFormatter(logging.Formatter("%(levelname)s:     %(name)s: %(message)s"))
+        root.addHandler(stderr)
+    for name in LOG_TARGETS:
+        for handler in logging.getLogger(name).handlers:
+            handler.addFilter(repeat)
+    return repeat
 
 
 def serve(app: ASGIApp, host: str, port: int, limits: Limits) -> None:
