@@ -189,6 +189,20 @@ def test_different_records_are_counted_apart(logger: logging.Logger) -> None:
     assert keep.lines == ["one", "two"]
 
 
+def test_a_window_that_ends_with_no_new_record_is_summed_up_on_summarize(
+    logger: logging.Logger,
+) -> None:
+    repeat = RepeatFilter(burst=1, interval_s=60)
+    keep = Keep(repeat)
+    logger.addHandler(keep)
+    for i in range(4):
+        logger.handle(record(logger, "quiet after this", float(i)))
+    assert repeat.summarize(59.0) == []
+    assert repeat.summarize(60.0) == ['3 more like "quiet after this" in the last 60 s']
+    assert keep.lines == ["quiet after this", '3 more like "quiet after this" in the last 60 s']
+    assert repeat.summarize(200.0) == []
+
+
 def test_what_is_still_held_back_is_said_on_flush(logger: logging.Logger) -> None:
     repeat = RepeatFilter(burst=2, interval_s=60)
     keep = Keep(repeat)

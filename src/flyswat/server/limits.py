@@ -295,8 +295,9 @@ class RepeatFilter(logging.Filter):
     when=...>". Time is the record's own ``created``. When a
     window with held-back records is over, the next record through the filter (of any kind)
     is preceded by one summary record on the same logger: ``N more like "..." in the last
-    60 s``; :meth:`flush` says what is left (``flyswat serve`` calls it on exit). At most
-    ``max_kinds`` kinds are remembered; the oldest are forgotten first.
+    60 s``; so does :meth:`summarize` (``flyswat serve`` calls it every few seconds, so
+    that a flood that stops is summed up too), and :meth:`flush` says what is left (on
+    exit). At most ``max_kinds`` kinds are remembered; the oldest are forgotten first.
     """
 
     SUMMARY = "flyswat_summary"
@@ -324,10 +325,18 @@ class RepeatFilter(logging.Filter):
             self._emit(window)
         return passed
 
+    def summarize(self, now: float) -> list[str]:
+        """Say the summaries of the windows over by ``now`` (a quiet log's timer calls this);
+        returns their texts."""
+        return self._say(now, every=False)
+
     def flush(self, now: float) -> list[str]:
-        """Say every summary still owed; returns their texts."""
+        """Say every summary still owed, windows over or not; returns their texts."""
+        return self._say(now, every=True)
+
+    def _say(self, now: float, every: bool) -> list[str]:
         with self._lock:
-            due = self._expire(now, every=True)
+            due = self._expire(now, every)
         for window in due:
             self._emit(window)
         return [self.summary_text(w) for w in due]

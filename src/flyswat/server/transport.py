@@ -32,6 +32,7 @@ import asyncio
 import json
 import logging
 import resource
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, ClassVar, cast
@@ -340,10 +341,22 @@ def serve(app: ASGIApp, host: str, port: int, limits: Limits) -> None:
     config = uvicorn.Config(app, host=host, port=port, log_level="warning",
                             **uvicorn_config(limits))  # fmt: skip
     repeat = install_log_filter(limits)  # after uvicorn set up its loggers
+    stop = threading.Event()
+    every_s = min(5.0, limits.log_interval_s)
+    summaries = threading.Thread(target=_summarize, args=(repeat, stop, every_s), daemon=True)
+    summaries.start()
     try:
         uvicorn.Server(config).run()
     finally:
+        stop.set()
         repeat.flush(time.time())
+
+
+def _summarize(repeat: RepeatFilter, stop: threading.Event, every_s: float) -> None:
+    """Log the summaries of held-back records as their windows end, even with no new record
+    to carry them (a thread: the log must not wait for the event loop)."""
+    while not stop.wait(every_s):
+        repeat.summarize(time.time())
 
 
 # -- the HTTP application's side ----------------------------------------------------------
