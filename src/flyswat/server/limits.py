@@ -102,6 +102,8 @@ class Limits:
                 raise ValueError(f"{f.metadata['flag']} must be above 0, not {value!r}")
         if self.max_connections < 0:
             raise ValueError(f"--max-connections must be 0 or more, not {self.max_connections}")
+        # Exempt addresses as the limits count them (an IPv6 address by its /64).
+        object.__setattr__(self, "exempt", frozenset(address_key(a) for a in self.exempt))
 
     def connection_cap(self, nofile: int) -> int:
         """Open connections in all, given the process's descriptor limit ``nofile``."""
