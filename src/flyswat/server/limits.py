@@ -131,12 +131,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for f in fields(Limits):
         flag, text = f.metadata["flag"], f.metadata["help"]
         if f.name == "exempt":
-            group.add_argument(flag, dest=f.name, action="append", default=[], help=text)
+            group.add_argument(flag, dest=f.name, action="append", default=[], help=text,
+                               metavar="ADDRESS")  # fmt: skip
             continue
         kind = type(f.default)
-        group.add_argument(
-            flag, dest=f.name, type=kind, default=f.default, help=f"{text} (default {f.default})"
-        )
+        metavar = "S" if f.name.endswith("_s") else ("R" if kind is float else "N")
+        group.add_argument(flag, dest=f.name, type=kind, default=f.default, metavar=metavar,
+                           help=f"{text} (default {f.default})")  # fmt: skip
 
 
 @dataclass(slots=True)
