@@ -8,7 +8,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import httpx
@@ -22,17 +22,32 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def running_server(db: str | Path, port: int | None = None) -> Iterator[tuple[str, int, int]]:
+def running_server(
+    db: str | Path,
+    port: int | None = None,
+    *,
+    args: Sequence[str] = (),
+    preexec_fn: Callable[[], object] | None = None,
+    limit_loopback: bool = False,
+) -> Iterator[tuple[str, int, int]]:
     """Start ``flyswat serve`` on 127.0.0.1 with the SQLite file ``db``; yield
     ``(http base, port, pid)`` once ``/health`` answers; stop it at the end.
 
-    The server's output goes to ``db`` with the suffix ``.log``."""
+    ``args``: more options for ``flyswat serve`` (its limits, say); ``preexec_fn`` runs in
+    the child before the server starts (to lower its descriptor limit, say). Every client of
+    a benchmark comes from 127.0.0.1, so that address is exempt from the per-address limits
+    (``--exempt``) unless ``limit_loopback``. The server's output goes to ``db`` with the
+    suffix ``.log``."""
     port = port or free_port()
     cmd = [sys.executable, "-m", "flyswat.cli", "serve", "--port", str(port)]
-    cmd += ["--db", f"sqlite:///{db}"]
+    cmd += ["--db", f"sqlite:///{db}", *args]
+    if not limit_loopback:
+        cmd += ["--exempt", "127.0.0.1"]
     log_path = Path(db).with_suffix(".log")
     log = log_path.open("ab")
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env={**os.environ})
+    proc = subprocess.Popen(
+        cmd, stdout=log, stderr=subprocess.STDOUT, env={**os.environ}, preexec_fn=preexec_fn
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 30

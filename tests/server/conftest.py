@@ -24,7 +24,9 @@ import pytest
 import uvicorn
 from websockets.asyncio.client import ClientConnection, connect
 
-from flyswat.server.app import UVICORN_WS, build_app
+from flyswat.server.app import build_app
+from flyswat.server.limits import Limits
+from flyswat.server.transport import uvicorn_config
 from harness.server import free_port
 
 FAST = {"slap_window_ms": 600, "turn_timeout_ms": 400, "remove": 90}
@@ -52,11 +54,15 @@ class Live:
 
 
 @contextlib.contextmanager
-def serve(db_url: str, bot_pace: float = 0.02) -> Iterator[Live]:
+def serve(db_url: str, bot_pace: float = 0.02, **settings: Any) -> Iterator[Live]:
     """uvicorn serving ``build_app(db_url)`` on 127.0.0.1 in a thread, until the block ends."""
     port = free_port()
-    app = build_app(db_url, bot_pace=bot_pace)
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **UVICORN_WS)
+    # Tests make many tables from one address; ``settings`` change other limits.
+    limits = Limits(exempt=frozenset({"127.0.0.1"}), **settings)
+    app = build_app(db_url, bot_pace=bot_pace, limits=limits)
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, log_level="warning", **uvicorn_config(limits)
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

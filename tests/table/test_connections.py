@@ -3,7 +3,7 @@ limits per connection and per seat."""
 
 from __future__ import annotations
 
-from flyswat.table import sessions
+from flyswat.table import core
 from flyswat.table.sessions import CLOSE_POLICY, CLOSE_REPLACED
 
 from .harness import Harness
@@ -77,12 +77,12 @@ def test_a_connection_that_errs_before_hello_is_closed_too() -> None:
 
 def test_a_table_takes_a_bounded_number_of_spectators() -> None:
     h = Harness()
-    for conn in range(100, 100 + sessions.MAX_SPECTATORS):
+    for conn in range(100, 100 + core.MAX_SPECTATORS):
         h.say(conn, type="hello")
-    late = 100 + sessions.MAX_SPECTATORS
+    late = 100 + core.MAX_SPECTATORS
     h.say(late, type="hello")
     assert h.last(late, "error")["code"] == "spectators_full" and late in h.closed
-    assert h.table.info().spectators == sessions.MAX_SPECTATORS
+    assert h.table.info().spectators == core.MAX_SPECTATORS
 
 
 def test_strict_messages_a_string_is_not_a_number_and_a_number_is_not_a_boolean() -> None:

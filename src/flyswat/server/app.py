@@ -17,12 +17,14 @@ import asyncio
 import contextlib
 import gc
 import logging
+import time
 from collections.abc import AsyncIterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route, WebSocketRoute
@@ -33,8 +35,11 @@ from flyswat import protocol as p
 from flyswat.bots import LEVELS
 from flyswat.errors import FlyswatError, IllegalActionError, MalformedError
 from flyswat.server.connection import CLOSE_EXPIRED, CLOSE_NOT_FOUND, Link
+from flyswat.server.limits import AddressBuckets, Limits, request_buckets, table_buckets
+from flyswat.server.limits import add_arguments as add_limit_arguments
 from flyswat.server.runner import Runner, monotonic_ms
 from flyswat.server.store import Store
+from flyswat.server.transport import RequestRateLimit, client_address, read_body, serve
 from flyswat.table.core import Table
 from flyswat.table.io import Join, Message, Rtt, StartBy
 
@@ -42,10 +47,6 @@ log = logging.getLogger("flyswat.server")
 
 WEB_DIR = Path(__file__).resolve().parent.parent / "web"
 DEFAULT_DB = "sqlite:///flyswat.db"
-
-#: uvicorn's WebSocket settings. Frames up to 1 MiB are read and those over the protocol's
-#: 4 KiB limit answered ``too_big``; a frame past 1 MiB closes the socket (1009) unread.
-UVICORN_WS: dict[str, Any] = {"ws": "websockets-sansio", "ws_max_size": 1 << 20}
 
 #: Tables listed per page of ``GET /api/tables``, by default and at most.
 PAGE, MAX_PAGE = 50, 200
@@ -59,9 +60,7 @@ def _error(e: FlyswatError) -> JSONResponse:
 
 
 async def _body(request: Request, model: type[BaseModel]) -> Any:
-    raw = await request.body()
-    if len(raw) > p.MAX_MESSAGE_BYTES:
-        raise MalformedError(f"request body over {p.MAX_MESSAGE_BYTES} bytes", "too_big")
+    raw = await read_body(request, p.MAX_MESSAGE_BYTES)  # streamed, refused past the cap
     try:
         return model.model_validate_json(raw or b"{}")
     except ValidationError as e:
@@ -93,12 +92,14 @@ def _page(runner: Runner, request: Request) -> p.TableList:
                        next=page[-1].code if more and page else None)  # fmt: skip
 
 
-def _routes(runner: Runner) -> list[Route | WebSocketRoute]:
+def _routes(runner: Runner, tables: AddressBuckets, limits: Limits) -> list[Route | WebSocketRoute]:
     async def health(_: Request) -> JSONResponse:
         return JSONResponse({"ok": True, "tables": len(runner.tables)})
 
     async def create(request: Request) -> JSONResponse:
         try:
+            if not tables.allow(client_address(request.scope), time.monotonic()):
+                raise IllegalActionError("too many new tables from this address", "too_many_tables")
             table, seat, token = runner.create(await _body(request, p.CreateTable))
         except FlyswatError as e:
             return _error(e)
@@ -150,7 +151,7 @@ def _routes(runner: Runner) -> list[Route | WebSocketRoute]:
         return _error(IllegalActionError("the game is not over yet", "not_over"))
 
     async def ws(websocket: WebSocket) -> None:
-        await play(runner, websocket)
+        await play(runner, websocket, limits)
 
     return [
         Route("/health", health),
@@ -177,7 +178,7 @@ def _parse(conn: int, event: MutableMapping[str, Any]) -> Message:
         return Message(conn, error=e)
 
 
-async def play(runner: Runner, ws: WebSocket) -> None:
+async def play(runner: Runner, ws: WebSocket, limits: Limits) -> None:
     """Serve one WebSocket until it closes: read, parse, hand to the table."""
     await ws.accept()
     code = ws.path_params["code"]
@@ -189,7 +190,7 @@ async def play(runner: Runner, ws: WebSocket) -> None:
         await ws.send_text(gone.model_dump_json())
         await ws.close(CLOSE_NOT_FOUND if table is None else CLOSE_EXPIRED)
         return
-    link = runner.link(table, lambda conn, on_sent: Link(conn, ws, monotonic_ms, on_sent))
+    link = runner.link(table, lambda conn, on_sent: Link(conn, ws, monotonic_ms, on_sent, limits))
     timers = [asyncio.create_task(link.hello_deadline())]
     reading = asyncio.create_task(_read(runner, table, link, timers))
     writing = asyncio.create_task(link.writer())
@@ -270,14 +271,21 @@ async def _collect(freeze_every_s: float = 5.0, full_every_s: float = 120.0) -> 
 
 
 def build_app(
-    db_url: str = DEFAULT_DB, *, bot_pace: float = 1.0, own_process: bool = False
+    db_url: str = DEFAULT_DB,
+    *,
+    bot_pace: float = 1.0,
+    own_process: bool = False,
+    limits: Limits | None = None,
 ) -> Starlette:
     """The whole server as an ASGI app: tables restored from ``db_url`` on start-up.
 
     ``own_process``: the app runs alone in its process (``flyswat serve``), so it may set the
     process-wide garbage collector as it needs (:func:`_collect`); not in a test process.
+    ``limits``: what one client may take (:class:`~flyswat.server.limits.Limits`; the
+    transport's own limits are applied by the uvicorn protocols, :func:`uvicorn_config`).
     """
-    runner = Runner(Store(db_url), bot_pace=bot_pace)
+    limits = limits or Limits()
+    runner = Runner(Store(db_url), bot_pace=bot_pace, limits=limits)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -292,10 +300,11 @@ def build_app(
                 task.cancel()
             runner.close()
 
-    routes: list[Any] = list(_routes(runner))
+    routes: list[Any] = list(_routes(runner, table_buckets(limits), limits))
     if WEB_DIR.is_dir():
         routes.append(Mount("/", StaticFiles(directory=WEB_DIR, html=True), name="web"))
-    app = Starlette(routes=routes, lifespan=lifespan)
+    middleware = [Middleware(RequestRateLimit, buckets=request_buckets(limits))]
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware)
     app.state.runner = runner
     return app
 
@@ -308,15 +317,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--bot-pace", type=float, default=1.0, help="scale bots' pauses before revealing"
     )
+    add_limit_arguments(parser)  # one option per limit (docs/PROTOCOL.md, Limits)
 
 
 def run(args: argparse.Namespace) -> int:
     """Serve until interrupted; returns the exit status."""
-    import uvicorn
     from sqlalchemy.engine import make_url
 
-    app = build_app(args.db, bot_pace=args.bot_pace, own_process=True)
+    limits = Limits.from_args(args)
+    app = build_app(args.db, bot_pace=args.bot_pace, own_process=True, limits=limits)
     db = make_url(args.db).render_as_string(hide_password=True)
     print(f"flyswat: open http://{args.host}:{args.port}/  (store: {db})", flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", **UVICORN_WS)
+    serve(app, args.host, args.port, limits)
     return 0

@@ -2,10 +2,11 @@
 
 The table never awaits a connection: the runner hands each message to :meth:`Link.send`,
 which queues it, so a slow client delays nobody else and one broadcast is one synchronous
-step (R10). The queue is bounded: a client that falls :data:`MAX_BEHIND_BYTES` behind is
-dropped at once, its unsent data and all (its seat goes offline and plays on by auto-reveal).
-A ping goes out every second; its pong gives a round-trip time, and :data:`MAX_MISSED_PINGS`
-unanswered pings in a row drop the connection.
+step (R10). The queue is bounded: a client that falls ``max_behind_bytes`` behind is dropped
+at once, its unsent data and all (its seat goes offline and plays on by auto-reveal). A ping
+goes out every second; its pong gives a round-trip time, and ``max_missed_pings`` unanswered
+pings in a row drop the connection, as does no ``hello`` within ``hello_timeout_s``
+(:class:`~flyswat.server.limits.Limits`).
 """
 
 from __future__ import annotations
@@ -19,15 +20,11 @@ from typing import Any
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from flyswat.protocol import Error, Ping
+from flyswat.server.limits import Limits
+from flyswat.server.transport import TRANSPORT_KEY
 from flyswat.table.seats import Bucket
 
 PING_EVERY_S = 1.0
-#: Unanswered pings in a row after which the connection is dropped (``no_pong``).
-MAX_MISSED_PINGS = 10
-#: A connection whose unsent messages exceed this many bytes is dropped (``too_slow``).
-MAX_BEHIND_BYTES = 256 * 1024
-#: Seconds a new connection has to say ``hello`` (``hello_timeout``).
-HELLO_TIMEOUT_S = 10.0
 
 CLOSE_TIMEOUT = 4408
 CLOSE_TOO_SLOW = 4413
@@ -47,8 +44,10 @@ class Link:
         ws: WebSocket,
         clock: Callable[[], float],
         on_sent: Callable[[int], None],
+        limits: Limits,
     ) -> None:
         self.id = id
+        self.limits = limits
         self.ws = ws
         self.clock = clock
         self.on_sent = on_sent
@@ -71,7 +70,7 @@ class Link:
             return
         self.queue.append((text, mark))
         self.queued_bytes += len(text)
-        if self.queued_bytes > MAX_BEHIND_BYTES:  # the client does not read: let it go
+        if self.queued_bytes > self.limits.max_behind_bytes:  # the client does not read: let it go
             self.queue.clear()
             self.queued_bytes = 0
             self.closing = (CLOSE_TOO_SLOW, "too_slow")
@@ -123,7 +122,7 @@ class Link:
     async def pinger(self) -> None:
         """Send a ``ping`` every second; drop the link after too many go unanswered."""
         while not self.closed and self.closing is None:
-            if len(self.pings) >= MAX_MISSED_PINGS:
+            if len(self.pings) >= self.limits.max_missed_pings:
                 self.drop(CLOSE_TIMEOUT, "no_pong", "pings went unanswered")
                 return
             self._ping_id += 1
@@ -133,9 +132,10 @@ class Link:
 
     async def hello_deadline(self) -> None:
         """Drop the link if it has not said ``hello`` in time."""
-        await asyncio.sleep(HELLO_TIMEOUT_S)
+        await asyncio.sleep(self.limits.hello_timeout_s)
         if not self.greeted:
-            self.drop(CLOSE_TIMEOUT, "hello_timeout", f"no hello within {HELLO_TIMEOUT_S:g} s")
+            why = f"no hello within {self.limits.hello_timeout_s:g} s"
+            self.drop(CLOSE_TIMEOUT, "hello_timeout", why)
 
     def stop(self) -> None:
         """Nothing more is sent."""
@@ -145,7 +145,7 @@ class Link:
     def abort(self) -> None:
         """Drop the connection at once, unsent data and all (a client that does not read
         would otherwise hold its buffers until the kernel gives up on it)."""
-        transport = scope_extension(self.ws, "flyswat.transport")
+        transport = scope_extension(self.ws, TRANSPORT_KEY)
         if transport is not None:
             transport.abort()
 

@@ -18,12 +18,14 @@ import itertools
 import logging
 import time
 from collections.abc import Callable
+from typing import Any
 
 from pydantic import ValidationError
 
 from flyswat import protocol as p
 from flyswat.errors import FlyswatError, IllegalActionError
 from flyswat.server.connection import Link
+from flyswat.server.limits import Limits
 from flyswat.server.store import Store
 from flyswat.table.core import Table
 from flyswat.table.io import Command, Gone, Outcome, Sent, Sources, Tick
@@ -47,8 +49,10 @@ class Runner:
         bot_pace: float = 1.0,
         clock: Callable[[], float] = monotonic_ms,
         sources: Callable[[], Sources] = Sources,
+        limits: Limits | None = None,
     ) -> None:
         self.store = store
+        self.limits = limits or Limits()
         self.bot_pace = bot_pace
         self.clock = clock
         self.sources = sources
@@ -118,7 +122,7 @@ class Runner:
             return None
         try:
             table, outcome = Table.restore(code, events, self.sources(), self.clock(),
-                                           bot_pace=self.bot_pace)  # fmt: skip
+                                           **self._table_settings())  # fmt: skip
         except FlyswatError:
             log.exception("table %s cannot be restored", code)
             return None
@@ -127,6 +131,11 @@ class Runner:
         self.tables[code] = table
         self.carry_out(table, outcome)
         return table
+
+    def _table_settings(self) -> dict[str, Any]:
+        limits = self.limits
+        return {"bot_pace": self.bot_pace, "max_spectators": limits.max_spectators,
+                "lobby_ttl_ms": limits.lobby_ttl_s * 1000}  # fmt: skip
 
     def restore(self) -> None:
         """Rebuild every stored table in the lobby or in play and resume it."""
@@ -152,7 +161,7 @@ class Runner:
         while code in self.tables or self.store.exists(code):
             code = new_code()
         table, outcome = Table.create(code, options, body.name, self.sources(), self.clock(),
-                                      bot_pace=self.bot_pace)  # fmt: skip
+                                      **self._table_settings())  # fmt: skip
         self.tables[code] = table
         self.carry_out(table, outcome)
         seat, token = outcome.reply

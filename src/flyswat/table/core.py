@@ -50,6 +50,8 @@ from flyswat.view import view
 
 #: A lobby with nobody connected expires after this long (ms).
 LOBBY_TTL_MS = 30 * 60_000.0
+#: The most spectators one table takes, by default.
+MAX_SPECTATORS = 50
 
 State = Literal["lobby", "playing", "over", "expired"]
 
@@ -74,14 +76,26 @@ class Table:
     :meth:`handle`."""
 
     def __init__(
-        self, code: str, created: ev.Created, sources: Sources, *, bot_pace: float = 1.0
+        self,
+        code: str,
+        created: ev.Created,
+        sources: Sources,
+        *,
+        bot_pace: float = 1.0,
+        max_spectators: int = MAX_SPECTATORS,
+        lobby_ttl_ms: float = LOBBY_TTL_MS,
     ) -> None:
+        """``bot_pace`` scales the bots' pauses before revealing; ``max_spectators`` is the
+        most spectators the table takes; a lobby nobody is connected to expires after
+        ``lobby_ttl_ms``."""
         self.code = code
         self.options = created.options
         self.rules = check_options(created.options)
         self.host = created.host
         self.sources = sources
         self.bot_pace = bot_pace
+        self.max_spectators = max_spectators
+        self.lobby_ttl_ms = lobby_ttl_ms
         levels = {b.seat: b.level for b in created.options.bots}
         self.seats = [
             Seat(i, "bot", levels[i], f"Bot {i + 1}") if i in levels else Seat(i, "human")
@@ -223,7 +237,7 @@ class Table:
             case Tick():
                 turns.tick(self, now)
                 idle = self.idle_since
-                if self.state == "lobby" and idle is not None and now >= idle + LOBBY_TTL_MS:
+                if self.state == "lobby" and idle is not None and now >= idle + self.lobby_ttl_ms:
                     self.emit(ev.Expired())
         return self._end()
 
@@ -233,7 +247,7 @@ class Table:
         times = [t for t in (self.turn_due, turns.round_deadline(self)) if t is not None]
         times += [at for at, *_ in self.bot_plans[:1]]
         if self.state == "lobby" and self.idle_since is not None:
-            times.append(self.idle_since + LOBBY_TTL_MS)
+            times.append(self.idle_since + self.lobby_ttl_ms)
         return min(times) if times else None
 
     # -- the outcome being built -----------------------------------------------------------

@@ -16,8 +16,6 @@ from flyswat.table.seats import Conn
 if TYPE_CHECKING:
     from flyswat.table.core import Table
 
-#: The most spectators one table takes.
-MAX_SPECTATORS = 50
 #: WebSocket close codes the table asks for.
 CLOSE_REPLACED = 4409
 CLOSE_POLICY = 1008
@@ -26,7 +24,7 @@ CLOSE_FULL = 1013
 
 def hello(t: Table, conn_id: int, token: str | None, now: float) -> None:
     if token is None:
-        if sum(1 for c in t.conns.values() if c.seat is None) >= MAX_SPECTATORS:
+        if sum(1 for c in t.conns.values() if c.seat is None) >= t.max_spectators:
             full = p.Error(code="spectators_full", message="this table has no room to watch")
             t.send(conn_id, full)
             t.out.closes.append(Close(conn_id, CLOSE_FULL, "spectators_full"))

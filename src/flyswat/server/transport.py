@@ -1,0 +1,415 @@
+"""The limits at the transport: uvicorn protocols that shed abusive sockets, and the HTTP guards.
+
+uvicorn keeps a socket that never completes its request head for good, reads request
+bodies into memory before the application can refuse them, and accepts until the process
+runs out of file descriptors. The protocol subclasses here (handed to uvicorn by
+:func:`uvicorn_config`) add what ``docs/PROTOCOL.md`` (*Limits*) promises:
+
+- a request head must be complete within ``header_timeout_s`` of the connection (or of the
+  first byte after a keep-alive pause), its body within ``body_timeout_s`` of the head;
+  else the connection is aborted;
+- at most ``connections_per_address`` open connections per client address (answered
+  ``429 rate_limited``) and ``connection_cap`` in all, the descriptor limit less a reserve —
+  at the cap the connection that has waited longest for a request is closed to make room,
+  and only when every connection has a request in hand is a new one answered ``503 busy``;
+  refusals are answered at once, before a byte is read, and closed;
+- a response sent before the request body was read (``413 too_big``) is followed by a short
+  lingering close: the rest of the body is read and dropped, never kept, so that the client
+  sees the answer rather than a reset;
+- WebSocket connections carry their transport and socket in the ASGI scope's
+  ``extensions`` (``flyswat.transport``, ``flyswat.socket``), for ``abort()`` and
+  ``TCP_INFO``.
+
+:func:`serve` runs uvicorn so, with one :class:`~flyswat.server.limits.RepeatFilter` on
+uvicorn's, asyncio's and flyswat's log handlers. :class:`RequestRateLimit` (ASGI middleware)
+and :func:`read_body` are the HTTP application's side: a request rate per address, and
+bodies streamed under a cap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import resource
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, ClassVar, cast
+
+import h11
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+
+from flyswat.errors import CODES, MalformedError
+from flyswat.server.limits import (
+    AddressBuckets,
+    AddressCounter,
+    Limits,
+    RepeatFilter,
+    address_key,
+    ceil_seconds,
+)
+
+#: After an early answer (413), the rest of a request is read and dropped for at most this
+#: long and this much, then the connection is closed.
+LINGER_S = 2.0
+LINGER_BYTES = 16 * 1024 * 1024
+
+TRANSPORT_KEY = "flyswat.transport"
+SOCKET_KEY = "flyswat.socket"
+
+
+def descriptor_limit() -> int:
+    """The process's soft limit of open file descriptors."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        soft = hard if hard != resource.RLIM_INFINITY else 1 << 20
+    return int(soft)
+
+
+def error_body(code: str, message: str) -> dict[str, str]:
+    """The HTTP error shape, ``{"error": code, "message": text}``."""
+    return {"error": code, "message": message}
+
+
+def raw_response(code: str, message: str, retry_after: int | None = None) -> bytes:
+    """A whole ``HTTP/1.1`` error response that closes the connection, for a socket
+    refused before any request was read (so before h11 could write one)."""
+    status = CODES[code].status
+    body = json.dumps(error_body(code, message)).encode()
+    head = [
+        f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}",
+        "content-type: application/json",
+        f"content-length: {len(body)}",
+        "connection: close",
+    ]
+    if retry_after is not None:
+        head.append(f"retry-after: {retry_after}")
+    return ("\r\n".join(head) + "\r\n\r\n").encode() + body
+
+
+_REASONS = {429: "Too Many Requests", 503: "Service Unavailable", 413: "Content Too Large"}
+
+
+class Gate:
+    """What the protocols of one server share: its limits, who holds connections, and which
+    connections are only waiting for a request (the first to go when the server is full)."""
+
+    def __init__(self, limits: Limits, cap: int) -> None:
+        self.limits = limits
+        self.cap = cap
+        self.per_address = AddressCounter(limits.connections_per_address, limits.exempt)
+        self.waiting: dict[FlyswatHTTP, None] = {}  # oldest first
+        self.refused = {"busy": 0, "rate_limited": 0}
+        self.evicted = 0
+        self.timed_out = 0
+
+    def admit(self, address: str, open_now: int) -> tuple[str, str] | None:
+        """Count a new connection from ``address`` with ``open_now`` open (itself included);
+        ``(code, message)`` when it is refused instead (and nothing is counted).
+
+        At the cap, the connection that has waited longest for a request (a socket that
+        sent nothing, a slow head, a kept-alive connection between requests) is closed to
+        make room; only when none is waiting is the new one refused ``busy``."""
+        if not self.per_address.acquire(address):
+            self.refused["rate_limited"] += 1
+            return "rate_limited", "too many connections from this address"
+        if open_now > self.cap and not self._evict():
+            self.per_address.release(address)
+            self.refused["busy"] += 1
+            return "busy", "the server is at its connection limit: try again later"
+        return None
+
+    def wait(self, protocol: FlyswatHTTP) -> None:
+        """``protocol`` is waiting for a request (now the newest to wait)."""
+        self.waiting.pop(protocol, None)
+        self.waiting[protocol] = None
+
+    def busy(self, protocol: FlyswatHTTP) -> None:
+        """``protocol`` has a request in hand, or is gone: it is waiting no more."""
+        self.waiting.pop(protocol, None)
+
+    def _evict(self) -> bool:
+        if not self.waiting:
+            return False
+        oldest = next(iter(self.waiting))
+        del self.waiting[oldest]
+        self.evicted += 1
+        oldest.transport.abort()
+        return True
+
+
+class FlyswatHTTP(H11Protocol):
+    """uvicorn's h11 protocol with request-head and body deadlines, connection caps and a
+    lingering close after an early answer. A subclass made by :func:`uvicorn_config` sets
+    :attr:`gate`.
+
+    Its ``phase``: ``head`` (waiting for a request head), ``body``, ``serving`` (the request
+    is in, the answer not yet out), ``kept`` (kept alive between requests), ``linger``,
+    ``upgraded`` (to a WebSocket) or ``refused``.
+    """
+
+    gate: ClassVar[Gate]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.slot: str | None = None  # the address whose connection this counts as
+        self.deadline: asyncio.TimerHandle | None = None
+        self.phase = "head"
+        self.dropped = 0
+
+    # -- deadlines ------------------------------------------------------------------------
+
+    def _arm(self, seconds: float, then: Callable[[], None]) -> None:
+        self._disarm()
+        self.deadline = self.loop.call_later(seconds, then)
+
+    def _disarm(self) -> None:
+        if self.deadline is not None:
+            self.deadline.cancel()
+            self.deadline = None
+
+    def _timed_out(self) -> None:
+        self.deadline = None
+        self.gate.timed_out += 1
+        self.transport.abort()
+
+    def _follow(self) -> None:
+        """Set the phase and deadline for where the request now is (after h11 read bytes)."""
+        state = self.conn.their_state
+        if state is h11.SEND_BODY:
+            if self.phase != "body":
+                self.phase = "body"
+                self.gate.busy(self)
+                self._arm(self.gate.limits.body_timeout_s, self._timed_out)
+        elif state is not h11.IDLE:
+            self.phase = "serving"  # head and body are in (or the connection switched)
+            self.gate.busy(self)
+            self._disarm()
+
+    # -- asyncio.Protocol -----------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        address = address_key(self.client[0] if self.client else "")
+        refusal = self.gate.admit(address, len(self.connections))
+        if refusal is not None:
+            self.phase = "refused"
+            code, message = refusal
+            self.transport.write(raw_response(code, message, 1))
+            self.transport.close()
+            return
+        self.slot = address
+        self.gate.wait(self)
+        self._arm(self.gate.limits.header_timeout_s, self._timed_out)
+
+    def data_received(self, data: bytes) -> None:
+        if self.phase == "refused":
+            return
+        if self.phase == "linger":
+            self.dropped += len(data)
+            if self.dropped > LINGER_BYTES:
+                self.transport.abort()
+            return
+        if self.phase == "kept" and self.conn.their_state is h11.IDLE:
+            self.phase = "head"  # the next request on a kept-alive connection
+            self._arm(self.gate.limits.header_timeout_s, self._timed_out)
+        super().data_received(data)
+        if self.phase not in ("linger", "upgraded"):
+            self._follow()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        self.gate.busy(self)
+        if self.slot is not None:
+            self.gate.per_address.release(self.slot)
+            self.slot = None
+        super().connection_lost(exc)
+
+    # -- uvicorn's hooks ------------------------------------------------------------------
+
+    def handle_websocket_upgrade(self, event: h11.Request) -> None:
+        self._disarm()
+        self.phase = "upgraded"
+        self.gate.busy(self)
+        super().handle_websocket_upgrade(event)
+        protocol = self.transport.get_protocol()
+        if isinstance(protocol, FlyswatWebSocket):  # it holds the slot from now on
+            protocol.slot, self.slot = self.slot, None
+
+    def on_response_complete(self) -> None:
+        if self.conn.their_state is h11.SEND_BODY and not self.transport.is_closing():
+            # Answered before the body was read (413): drop the rest, then close.
+            self.server_state.total_requests += 1
+            self.phase = "linger"
+            self._unset_keepalive_if_required()
+            self.flow.resume_reading()
+            if self.transport.can_write_eof():
+                self.transport.write_eof()
+            self._arm(LINGER_S, self.transport.close)
+            return
+        super().on_response_complete()
+        if self.transport.is_closing():
+            return
+        if self.conn.their_state is h11.IDLE:
+            self.phase = "kept"  # uvicorn's keep-alive timer runs
+            self.gate.wait(self)
+        else:
+            self._follow()  # a pipelined request was read at once
+
+
+class FlyswatWebSocket(WebSocketsSansIOProtocol):
+    """uvicorn's websockets-sansio protocol that puts its transport and socket into the
+    ASGI scope's ``extensions`` and gives back its connection slot when it closes."""
+
+    gate: ClassVar[Gate]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.slot: str | None = None
+
+    def handle_connect(self, event: Any) -> None:
+        super().handle_connect(event)
+        scope = cast(dict[str, Any] | None, getattr(self, "scope", None))
+        if scope is not None:  # the handshake was accepted: the app starts on the next tick
+            extensions = scope.setdefault("extensions", {})
+            extensions[TRANSPORT_KEY] = self.transport
+            extensions[SOCKET_KEY] = self.transport.get_extra_info("socket")
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.slot is not None:
+            self.gate.per_address.release(self.slot)
+            self.slot = None
+        super().connection_lost(exc)
+
+
+def uvicorn_config(limits: Limits, nofile: int | None = None) -> dict[str, Any]:
+    """Keyword arguments for ``uvicorn.run`` / ``uvicorn.Config`` that apply ``limits``.
+
+    ``nofile`` is the descriptor limit the connection cap is derived from (default: this
+    process's own). Each call makes protocol classes of their own, so that two servers in
+    one process share nothing.
+    """
+    nofile = nofile or descriptor_limit()
+    gate = Gate(limits, limits.connection_cap(nofile))
+    http = type("FlyswatHTTPBound", (FlyswatHTTP,), {"gate": gate})
+    ws = type("FlyswatWebSocketBound", (FlyswatWebSocket,), {"gate": gate})
+    return {
+        "http": http,
+        "ws": ws,  # websockets-sansio, subclassed
+        "ws_max_size": limits.ws_max_size,
+        "h11_max_incomplete_event_size": limits.max_head_bytes,
+        "timeout_keep_alive": limits.keep_alive_s,
+        "backlog": limits.accept_backlog(nofile),
+    }
+
+
+def gate_of(config: dict[str, Any]) -> Gate:
+    """The :class:`Gate` of a :func:`uvicorn_config` (for tests and benchmarks)."""
+    return cast(Gate, config["http"].gate)
+
+
+#: The loggers whose handlers :func:`install_log_filter` guards ("" is the root).
+LOG_TARGETS = ("", "uvicorn", "uvicorn.error", "uvicorn.access", "asyncio", "flyswat")
+
+
+def install_log_filter(limits: Limits) -> RepeatFilter:
+    """Put one :class:`RepeatFilter` on every handler of uvicorn's, asyncio's and flyswat's
+    loggers (and the root's, which asyncio's and flyswat's records reach); gives the root a
+    stderr handler if it has none, so that nothing goes around the filter."""
+    repeat = RepeatFilter(limits.log_burst, limits.log_interval_s)
+    root = logging.getLogger()
+    if not root.handlers:
+        stderr = logging.StreamHandler()
+        stderr.setFormatter(logging.Formatter("%(levelname)s:     %(name)s: %(message)s"))
+        root.addHandler(stderr)
+    for name in LOG_TARGETS:
+        for handler in logging.getLogger(name).handlers:
+            handler.addFilter(repeat)
+    return repeat
+
+
+def serve(app: ASGIApp, host: str, port: int, limits: Limits) -> None:
+    """Run uvicorn with ``limits`` until interrupted; its, asyncio's and flyswat's logs pass
+    through one :class:`~flyswat.server.limits.RepeatFilter`."""
+    import uvicorn
+
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning",
+                            **uvicorn_config(limits))  # fmt: skip
+    repeat = install_log_filter(limits)  # after uvicorn set up its loggers
+    stop = threading.Event()
+    every_s = min(5.0, limits.log_interval_s)
+    summaries = threading.Thread(target=_summarize, args=(repeat, stop, every_s), daemon=True)
+    summaries.start()
+    try:
+        uvicorn.Server(config).run()
+    finally:
+        stop.set()
+        repeat.flush(time.time())
+
+
+def _summarize(repeat: RepeatFilter, stop: threading.Event, every_s: float) -> None:
+    """Log the summaries of held-back records as their windows end, even with no new record
+    to carry them (a thread: the log must not wait for the event loop)."""
+    while not stop.wait(every_s):
+        repeat.summarize(time.time())
+
+
+# -- the HTTP application's side ----------------------------------------------------------
+
+
+def client_address(scope: Scope) -> str:
+    """The client address of an ASGI scope, as the per-address limits key it."""
+    client = scope.get("client")
+    return address_key(client[0] if client else "")
+
+
+class RequestRateLimit:
+    """ASGI middleware: HTTP requests per client address through a token bucket;
+    past it, ``429 rate_limited`` with ``Retry-After``."""
+
+    def __init__(
+        self, app: ASGIApp, buckets: AddressBuckets, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.app = app
+        self.buckets = buckets
+        self.clock = clock
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            address, now = client_address(scope), self.clock()
+            if not self.buckets.allow(address, now):
+                wait = ceil_seconds(self.buckets.retry_after(address, now))
+                reply = JSONResponse(
+                    error_body("rate_limited", "too many requests from this address: slow down"),
+                    status_code=CODES["rate_limited"].status,
+                    headers={"retry-after": str(wait)},
+                )
+                await reply(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+async def read_body(request: Request, cap: int) -> bytes:
+    """The request body, read as it streams in and never more than ``cap`` bytes of it.
+
+    Raises :class:`~flyswat.errors.MalformedError` ``too_big`` (HTTP 413) at once when the
+    declared ``Content-Length`` is over ``cap`` (nothing is read), or as soon as more than
+    ``cap`` bytes have come; ``malformed`` when the client goes away mid-body.
+    """
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > cap:
+        raise MalformedError(f"request body over {cap} bytes", "too_big")
+    body = bytearray()
+    try:
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > cap:
+                raise MalformedError(f"request body over {cap} bytes", "too_big")
+    except ClientDisconnect:
+        raise MalformedError("the client went away before its body was complete") from None
+    return bytes(body)
