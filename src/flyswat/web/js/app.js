@@ -8,6 +8,29 @@ import { navigate } from "./ui.js";
 import { homePage } from "./home.js";
 import { tablePage } from "./game.js";
 import { replayPage } from "./replay.js";
+import { sound } from "./sound.js";
+
+const SPEAKER = {
+  on: "M4 9v6h4l5 4V5L8 9zm12.5 3a4.5 4.5 0 0 0-2.5-4v8a4.5 4.5 0 0 0 2.5-4zM14 3.2v2.1a7 7 0 0 1 0 13.4v2.1a9 9 0 0 0 0-17.6z",
+  off: "M4 9v6h4l5 4V5L8 9zm12.6 3 2.7-2.7-1.4-1.4-2.7 2.7-2.7-2.7-1.4 1.4 2.7 2.7-2.7 2.7 1.4 1.4 2.7-2.7 2.7 2.7 1.4-1.4z",
+};
+
+/** The header's sound switch: shows and flips the remembered choice (sound.js). */
+function soundSwitch() {
+  const b = document.getElementById("sound");
+  const show = () => {
+    const on = sound.enabled();
+    const key = on ? "sound.on" : "sound.off";
+    b.setAttribute("aria-pressed", String(on));
+    b.dataset.i18nTitle = key;
+    b.dataset.i18nAria = key;
+    b.innerHTML = `<svg viewBox="0 0 24 24" width="22" height="22" aria-hidden="true"><path fill="currentColor" d="${SPEAKER[on ? "on" : "off"]}"/></svg>`;
+    apply(b.parentElement);
+  };
+  b.addEventListener("click", () => sound.set(!sound.enabled()));
+  sound.onChange(show);
+  show();
+}
 
 let current = null;
 
@@ -27,6 +50,7 @@ async function main() {
   await setLanguage(preferredLanguage());
   select.value = language();
   select.addEventListener("change", () => setLanguage(select.value));
+  soundSwitch();
   onLanguage(() => {
     select.value = language();
     apply(document);

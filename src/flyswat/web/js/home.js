@@ -2,13 +2,13 @@
 
 import { flyCardSvg, swatterCardSvg, colourBadge, COLOUR_ORDER } from "./cards.js";
 import { t } from "./i18n.js";
-import { api, saveSeat } from "./net.js";
+import { api } from "./net.js";
+import { storage } from "./storage.js";
 import { esc, navigate, showError } from "./ui.js";
 import { SEAT_COLOURS } from "./table.js";
 
 /** The bot levels offered; the server's list (GET /api/tables) replaces this one when it comes. */
 let botLevels = ["easy", "normal", "hard"];
-const NAME_KEY = "flyswat.name";
 
 /** The short-game choices: cards removed unseen before the deal (R6). */
 const LENGTHS = [
@@ -101,18 +101,18 @@ export function homePage(app) {
     </section>
   </div>`;
   const form = app.querySelector("#create");
-  form.name.value = localStorage.getItem(NAME_KEY) || "";
+  form.name.value = storage.name();
   seatRows(form);
   form.seats.addEventListener("change", () => seatRows(form));
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const opts = options(form);
-    localStorage.setItem(NAME_KEY, opts.name);
+    storage.saveName(opts.name);
     const button = form.querySelector("button[type=submit]");
     button.disabled = true;
     try {
       const seated = await api.createTable(opts);
-      saveSeat(seated.code, { seat: seated.seat, token: seated.token, host: seated.host, name: opts.name });
+      storage.saveSeat(seated.code, { seat: seated.seat, token: seated.token, host: seated.host, name: opts.name });
       navigate(`?table=${seated.code}`);
     } catch (err) {
       showError(err);

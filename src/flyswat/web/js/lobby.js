@@ -25,8 +25,8 @@ function playerRow(p, mySeat) {
     <span class="who">${esc(name)}${you}</span>${pills.join("")}</li>`;
 }
 
-/** The lobby's HTML for the page state s (table, seat). */
-export function lobbyHtml(s) {
+/** The lobby's HTML for the page state s (table, seat); savedName fills the join form. */
+export function lobbyHtml(s, savedName = "") {
   const tb = s.table;
   const link = `${location.origin}${location.pathname}?table=${tb.code}`;
   const players = tb.players;
@@ -40,7 +40,7 @@ export function lobbyHtml(s) {
   } else if (mine === null) {
     actions = freeHuman
       ? `<form id="join-seat" class="row" autocomplete="off">
-          <input name="name" required maxlength="32" value="${esc(localStorage.getItem("flyswat.name") || "")}"
+          <input name="name" required maxlength="32" value="${esc(savedName)}"
             placeholder="${esc(t("home.namePlaceholder"))}" aria-label="${esc(t("home.name"))}">
           <button class="btn big" type="submit">${esc(t("lobby.join"))}</button></form>`
       : `<p class="muted">${esc(t("lobby.full"))}</p>`;

@@ -11,8 +11,9 @@
 import { backSvg, cardSvg, colourBadge, parseCard } from "./cards.js";
 import { cardName, t } from "./i18n.js";
 
-/** The key shown on each centre fly, by position: digits first, then letters. */
-export const FLY_KEYS = "1234567890qwertyuiopasdfghjklzxcvbnm".split("");
+import { FLY_KEYS } from "./model.js";
+
+export { FLY_KEYS };
 
 export const SEAT_COLOURS = [
   "#1b3a5c", "#8a3b12", "#00796b", "#6a1b9a", "#4e5d6c", "#5b6b1f", "#b0306b", "#222222",
@@ -93,7 +94,8 @@ function myHandHtml(scene) {
 function centreCard(scene, entry, k) {
   const { card, hands = [], outcome = null } = entry;
   const name = cardName(card);
-  const key = scene.live && scene.me !== null ? FLY_KEYS[k] : undefined;
+  // Keys are for slapping: none once the game is over, none for a spectator or a replay.
+  const key = scene.live && scene.me !== null && !scene.over ? FLY_KEYS[k] : undefined;
   const classes = ["fly-card"];
   if (scene.fresh === card) classes.push("fresh");
   if (outcome) classes.push(outcome);
