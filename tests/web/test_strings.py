@@ -63,3 +63,14 @@ def test_every_error_code_of_the_protocol_has_words_for_players() -> None:
     codes |= set(re.findall(r"`4\d\d (\w+)`", text))
     en = strings("en")
     assert sorted(c for c in codes if f"error.{c}" not in en) == []
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_every_wire_error_code_has_words_in_every_language(lang: str) -> None:
+    """Issue 14 (4): each code a client can receive (flyswat.errors.wire_codes()) is said in
+    the player's words, in every language — never "Something went wrong (code)"."""
+    from flyswat.errors import wire_codes
+
+    words = strings(lang)
+    missing = [c for c in wire_codes() if not words.get(f"error.{c}", "").strip()]
+    assert missing == []

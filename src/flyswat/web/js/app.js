@@ -2,6 +2,8 @@
 //   /                 home: create a table, or join one
 //   /?table=CODE      a table: lobby, game, end (a join link)
 //   /?replay=URL      the replay of a record (empty: open a file)
+//   /?learn           how to play: the rules
+//   /?practice        the practice game against a slow bot
 
 import { apply, language, onLanguage, preferredLanguage, setLanguage } from "./i18n.js";
 import { navigate } from "./ui.js";
@@ -9,6 +11,8 @@ import { homePage } from "./home.js";
 import { tablePage } from "./game.js";
 import { replayPage } from "./replay.js";
 import { sound } from "./sound.js";
+import { practicePage, rulesPage } from "./learn.js";
+import { tableCode } from "./tables.js";
 
 const SPEAKER = {
   on: "M4 9v6h4l5 4V5L8 9zm12.5 3a4.5 4.5 0 0 0-2.5-4v8a4.5 4.5 0 0 0 2.5-4zM14 3.2v2.1a7 7 0 0 1 0 13.4v2.1a9 9 0 0 0 0-17.6z",
@@ -39,8 +43,12 @@ function route() {
   const params = new URLSearchParams(location.search);
   const app = document.getElementById("app");
   app.innerHTML = "";
-  if (params.has("table")) current = tablePage(app, params.get("table").toUpperCase());
-  else if (params.has("replay")) current = replayPage(app, params.get("replay"));
+  if (params.has("table")) {
+    const raw = params.get("table");
+    current = tablePage(app, tableCode(raw) || raw.trim().toUpperCase());
+  } else if (params.has("replay")) current = replayPage(app, params.get("replay"));
+  else if (params.has("learn")) current = rulesPage(app);
+  else if (params.has("practice")) current = practicePage(app);
   else current = homePage(app);
   apply(app);
 }
@@ -60,7 +68,7 @@ async function main() {
     const a = ev.target.closest("a[data-nav]");
     if (!a || ev.ctrlKey || ev.metaKey || ev.shiftKey) return;
     ev.preventDefault();
-    navigate(a.dataset.nav === "replay" ? "?replay" : "");
+    navigate({ replay: "?replay", learn: "?learn" }[a.dataset.nav] || "");
   });
   window.addEventListener("popstate", route);
   window.addEventListener("flyswat:navigate", route);

@@ -5,7 +5,7 @@
 // to its GameManager. Every server message goes through reduce(); the effects it lists are
 // done here.
 
-import { cardName, t } from "./i18n.js";
+import { cardName, playerName, t } from "./i18n.js";
 import { initialState, intent, reduce, unsent } from "./model.js";
 import { InputManager } from "./input.js";
 import { HTMLRenderer } from "./renderer.js";
@@ -68,7 +68,7 @@ export class GameManager {
 
   effect(e) {
     const s = this.state;
-    const name = (seat) => s.table?.players[seat]?.name || t("seat.empty", { n: seat + 1 });
+    const name = (seat) => playerName(s.table?.players[seat], seat);
     switch (e.type) {
       case "render":
         return this.renderer.render(s, e.animate);

@@ -3,9 +3,10 @@
 
 /** An error from the server: code is the protocol's error code. */
 export class ServerError extends Error {
-  constructor(code, message) {
+  constructor(code, message, status = 0) {
     super(message || code);
     this.code = code;
+    this.status = status;
   }
 }
 
@@ -26,7 +27,7 @@ async function request(method, path, body) {
   } catch {
     data = null;
   }
-  if (!res.ok) throw new ServerError(data?.error || "http", data?.message);
+  if (!res.ok) throw new ServerError(data?.error || (res.status === 404 ? "not_found" : "http"), data?.message, res.status);
   return data;
 }
 

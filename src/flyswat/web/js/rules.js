@@ -36,12 +36,13 @@ export function triggers(centre, card) {
  * changes only when an action is allowed.
  */
 export class Game {
-  constructor({ seats, hands, deal, start = 0 }) {
+  /** centre and won set up a game in the middle (the practice table's lessons); a game starts empty. */
+  constructor({ seats, hands, deal, start = 0, centre = [], won = null }) {
     this.seats = seats;
     this.hands = hands ?? (seats >= 5 ? 1 : 2);
     this.draw = deal.map((p) => [...p]);
-    this.won = Array.from({ length: seats }, () => []);
-    this.centre = [];
+    this.won = won ? won.map((p) => [...p]) : Array.from({ length: seats }, () => []);
+    this.centre = [...centre];
     this.box = [];
     this.toMove = start;
     this.turn = 0;

@@ -9,7 +9,7 @@
 // }
 
 import { backSvg, cardSvg, colourBadge, parseCard } from "./cards.js";
-import { cardName, t } from "./i18n.js";
+import { cardName, playerName, t } from "./i18n.js";
 
 import { FLY_KEYS } from "./model.js";
 
@@ -33,8 +33,7 @@ export function handSvg(seat, label = "") {
 }
 
 function seatLabel(scene, i) {
-  const s = scene.seats[i];
-  return s.name || t("seat.empty", { n: i + 1 });
+  return playerName(scene.seats[i], i);
 }
 
 function laidHtml(scene, i) {
@@ -68,7 +67,7 @@ function seatPanel(scene, i) {
   return `<div class="${classes.join(" ")}" data-seat="${i}" style="--seat:${SEAT_COLOURS[i % SEAT_COLOURS.length]}">
     <div class="seat-head">
       <span class="seat-no">${i + 1}</span>
-      <span class="seat-name">${esc(seatLabel(scene, i))}${i === scene.me ? ` <em>(${esc(t("seat.you"))})</em>` : ""}</span>
+      <span class="seat-name">${esc(seatLabel(scene, i))}${i === scene.me && seatLabel(scene, i).toLowerCase() !== t("seat.you").toLowerCase() ? ` <em>(${esc(t("seat.you"))})</em>` : ""}</span>
       ${kind}${fast}
     </div>
     <div class="piles">
