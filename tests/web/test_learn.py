@@ -10,23 +10,11 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from .pagewatch import WATCH_JS
+
 WEB = Path(__file__).resolve().parents[2] / "src" / "flyswat" / "web"
 LANGUAGES = ["en", "pt", "es", "vi", "de"]
 RULES = ["goal", "cards", "turn", "swat", "allowed", "fifth", "wrong", "stack", "hands", "end"]
-
-# Records what the page does that a test cannot see on a screenshot: sounds and moves.
-WATCH_JS = """
-window.__sounds = [];
-window.__moves = [];
-window.__audio = 0;
-addEventListener('flyswat:sound', (e) => window.__sounds.push(e.detail));
-const AC = window.AudioContext;
-window.AudioContext = function (...a) { window.__audio += 1; return new AC(...a); };
-new MutationObserver((ms) => { for (const m of ms) for (const n of m.addedNodes)
-  if (n.classList && n.classList.contains('ghost'))
-    window.__moves.push([n.dataset.move, n.dataset.seat, n.dataset.card]); })
-  .observe(document, {childList: true, subtree: true});
-"""
 
 
 def strings(lang: str) -> dict[str, str]:

@@ -3,7 +3,7 @@
 //   /?table=CODE      a table: lobby, game, end (a join link)
 //   /?replay=URL      the replay of a record (empty: open a file)
 //   /?learn           how to play: the rules
-//   /?practice        the practice game against a slow bot
+//   /?practice[=N]    the practice game against a slow bot (from lesson N)
 
 import { apply, language, onLanguage, preferredLanguage, setLanguage } from "./i18n.js";
 import { navigate } from "./ui.js";
@@ -48,7 +48,7 @@ function route() {
     current = tablePage(app, tableCode(raw) || raw.trim().toUpperCase());
   } else if (params.has("replay")) current = replayPage(app, params.get("replay"));
   else if (params.has("learn")) current = rulesPage(app);
-  else if (params.has("practice")) current = practicePage(app);
+  else if (params.has("practice")) current = practicePage(app, Number(params.get("practice")) || 1);
   else current = homePage(app);
   apply(app);
 }

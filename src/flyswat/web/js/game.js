@@ -74,6 +74,8 @@ export class GameManager {
         return this.renderer.render(s, e.animate);
       case "patch":
         return this.renderer.patch(s);
+      case "countdown":
+        return this.renderer.countdown(s);
       case "toast":
         return e.error ? toast(errorText(e.error), "error") : toast(t(e.key));
       case "sound":

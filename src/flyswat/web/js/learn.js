@@ -76,8 +76,8 @@ function coachText(ev, lesson) {
   return t(`learn.${lesson}.${ev.phase}`);
 }
 
-/** The practice game: lessons on the live table, a coach, skip at any time. */
-export function practicePage(app) {
+/** The practice game: lessons on the live table, a coach, skip at any time; ?practice=N starts at lesson N. */
+export function practicePage(app, first = 1) {
   if (storage.practice() === null) storage.savePractice("offered");
   app.innerHTML = `<div class="practice">
     <aside class="coach card-box" aria-live="polite">
@@ -122,7 +122,7 @@ export function practicePage(app) {
   const root = app.querySelector("#table-page");
   const game = new GameManager("PRACTICE", root, {
     connect: (handlers) => {
-      table = new PracticeTable(handlers, { coach: onCoach, name: storage.name() || t("learn.you"), botName: t("learn.botName") });
+      table = new PracticeTable(handlers, { coach: onCoach, first, name: storage.name() || t("learn.you"), botName: t("learn.botName") });
       return table;
     },
   });

@@ -66,6 +66,7 @@ export function lobbyHtml(s, savedName = "") {
     o.seats >= 5 ? t("lobby.factHandsOne") : t("lobby.factHands", { n: 2 }),
     t("lobby.factCards", { n: 112 - o.remove }),
     t("lobby.factWindow", { s: (o.slap_window_ms / 1000).toFixed(1) }),
+    ...(o.turn_timeout_ms ? [t("lobby.factTurn", { s: (o.turn_timeout_ms / 1000).toFixed(1) })] : []),
   ];
   return `<div class="page lobby">
     <section class="card-box">

@@ -63,21 +63,22 @@ export function unpaid(lr) {
   return [...wrong].filter(([seat, n]) => lr.penalties.filter((p) => p.seat === seat).length < n).map(([seat]) => seat);
 }
 
-function closeRound(s, view, now) {
+function closeRound(s, view, now, hold = false) {
   const lr = view.last_round;
   const centreBefore = s.round?.centre || [...view.centre, ...(lr?.won || []).map((w) => w.card)];
   s.view = view;
   s.round = null;
   s.fresh = null;
   if (!lr) return;
-  s.resolved = resolvedRound(lr, centreBefore, now + RESOLVE_MS);
+  // hold: the practice table keeps a decided round in view until the next lesson.
+  s.resolved = resolvedRound(lr, centreBefore, hold ? Infinity : now + RESOLVE_MS);
   s.effects.push({ type: "announceRound", round: lr, unpaid: unpaid(lr) });
   const me = s.seat;
   if (me !== null) {
     if (lr.won.some((w) => w.seat === me)) s.effects.push({ type: "sound", name: "win" });
     if (lr.penalties.some((p) => p.seat === me)) s.effects.push({ type: "sound", name: "penalty" });
   }
-  s.effects.push({ type: "timer", ms: RESOLVE_MS });
+  if (!hold) s.effects.push({ type: "timer", ms: RESOLVE_MS });
 }
 
 /** Apply a v2 round view (authoritative hands), or a v1 `hands` message's counts. */
@@ -104,6 +105,7 @@ const HANDLERS = {
     s.recordUrl = msg.table.record_url;
     s.revealSent = false;
     s.round = null;
+    s.resolved = null;
     s.stopped = null;
     deadline(s, msg, now);
     if (msg.view?.round) {
@@ -163,7 +165,7 @@ const HANDLERS = {
   },
   round(s, msg, now) {
     deadline(s, msg, now);
-    closeRound(s, msg.view, now);
+    closeRound(s, msg.view, now, !!msg.hold);
     if (s.seat !== null && msg.view.to_move === s.seat && !msg.view.over) s.effects.push({ type: "sound", name: "turn" });
     s.effects.push({ type: "render", animate: true });
   },
@@ -194,7 +196,9 @@ const HANDLERS = {
   },
   // ---- the client's own events ----
   painted(s, msg) {
-    if (s.round && s.round.turn === msg.turn && s.round.paintedAt === null) s.round = { ...s.round, paintedAt: msg.at };
+    if (!s.round || s.round.turn !== msg.turn || s.round.paintedAt !== null) return;
+    s.round = { ...s.round, paintedAt: msg.at };
+    s.effects.push({ type: "countdown" });
   },
   fair(s, msg) {
     s.fair = msg.ok;

@@ -64,16 +64,17 @@ export const LESSONS = [
 
 /**
  * The practice table. handlers: {onMessage, onStatus}; coach(event) hears each step:
- * {lesson, phase: "setup"|"go"|"result"|"done", round?}. Use next() to start the next lesson.
+ * {lesson, phase: "setup"|"go"|"result"|"done", round?}; first: the lesson to start with
+ * (1–6). Use next() to start the next lesson.
  */
 export class PracticeTable {
-  constructor(handlers, { coach = () => {}, name = "", botName = "" } = {}) {
+  constructor(handlers, { coach = () => {}, name = "", botName = "", first = 1 } = {}) {
     this.handlers = handlers;
     this.coach = coach;
     this.name = name;
     this.botName = botName;
     this.timers = [];
-    this.k = -1;
+    this.k = Math.max(0, Math.min(LESSONS.length, first) - 1) - 1; // next() starts lesson `first`
     this.won = [[], []];
     this.closed = false;
     queueMicrotask(() => {
@@ -188,7 +189,8 @@ export class PracticeTable {
     this.clear();
     g.done(1);
     g.closeRound();
-    this.emit({ type: "round", turn: this.roundTurn, view: g.view(0), turn_deadline_ms: null });
+    // hold (the practice table's own field): the decided round stays in view for the lesson.
+    this.emit({ type: "round", turn: this.roundTurn, view: g.view(0), turn_deadline_ms: null, hold: true });
     this.decided();
   }
 
