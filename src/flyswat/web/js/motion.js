@@ -42,10 +42,12 @@ function fly(from, to, kind, seat, card, delay, picture = null) {
   const scale = Math.max(0.15, Math.min(1, b.height / Math.max(1, a.height)));
   const anim = ghost.animate(
     [
-      { transform: "translate(0, 0) scale(1)", opacity: 0.95 },
+      { transform: "translate(0, 0) scale(0.9)", opacity: 0.95 },
       { transform: `translate(${dx}px, ${dy}px) scale(${scale})`, opacity: 0.6 },
     ],
-    { duration: FLY_MS, delay, easing: "cubic-bezier(0.3, 0.1, 0.3, 1)", fill: "backwards" },
+    // No fill before the start: while it waits, the copy is invisible (opacity 0 in the CSS)
+    // and the card with its hands and its label stays in sight.
+    { duration: FLY_MS, delay, easing: "cubic-bezier(0.3, 0.1, 0.3, 1)" },
   );
   anim.onfinish = anim.oncancel = () => ghost.remove();
 }
@@ -66,4 +68,9 @@ export function playMoves(root, resolved) {
     const from = seatEl(p.seat, "won");
     fly(from, seatEl(p.seat, "draw"), "penalty", p.seat, p.card, start + FLY_MS + k * 80, backSvg());
   });
+}
+
+/** Stop every move still on its way (the table moved on: a new card was revealed). */
+export function clearMoves() {
+  document.getElementById("moves")?.replaceChildren();
 }

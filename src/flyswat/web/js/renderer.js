@@ -9,7 +9,7 @@ import { fitCentre, patchRound, renderTable } from "./table.js";
 import { esc, errorText } from "./ui.js";
 import { lobbyHtml } from "./lobby.js";
 import { endHtml } from "./end.js";
-import { playMoves } from "./motion.js";
+import { clearMoves, playMoves } from "./motion.js";
 
 export class HTMLRenderer {
   /** root: the element to draw in; onPainted(turn, at): the trigger of round `turn` was painted at `at`. */
@@ -65,7 +65,8 @@ export class HTMLRenderer {
     this.root.replaceChildren(...holder.childNodes);
     if (extra) this.root.insertAdjacentHTML("beforeend", extra);
     fitCentre(this.root);
-    if (s.resolved && s.resolved !== this.lastResolved && now < s.resolved.until) {
+    if (!s.resolved) clearMoves();
+    else if (s.resolved !== this.lastResolved && now < s.resolved.until) {
       this.lastResolved = s.resolved;
       playMoves(this.root, s.resolved);
     }
