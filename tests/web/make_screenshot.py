@@ -28,8 +28,10 @@ def main() -> None:
     port = _free_port()
     with tempfile.TemporaryDirectory() as tmp:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "flyswat.cli", "serve", "--port", str(port)]
-            + ["--db", f"sqlite:///{tmp}/shot.db", "--bot-pace", "1"],
+            [
+                *(sys.executable, "-m", "flyswat.cli", "serve", "--port", str(port)),
+                *("--db", f"sqlite:///{tmp}/shot.db", "--bot-pace", "1"),
+            ],
             cwd=ROOT,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
