@@ -21,14 +21,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from flyswat.loadtest.fairness import (
+from harness.fairness import (
     Seat,
     TableRun,
     faster_underneath,
     play_tables,
     win_shares,
 )
-from flyswat.loadtest.server import running_server
+from harness.server import running_server
 
 OPTIONS = {"slap_window_ms": 3000, "turn_timeout_ms": 4000}
 

@@ -2,7 +2,7 @@
 
 For each size in ``--tables``, a fresh server process (``flyswat serve`` on 127.0.0.1, its own
 SQLite file) and, in other processes, load players on real WebSockets
-(:mod:`flyswat.loadtest.load`): ``--workers`` bulk worker processes share the tables, and one
+(:mod:`harness.load`): ``--workers`` bulk worker processes share the tables, and one
 *probe* worker plays ``--probe`` more tables with nothing else to do, so that its latency
 figures are the server's and loopback's, not a busy client's. Every human seat is a load
 player; ``--bots B`` makes the last B seats of each table server bots.
@@ -42,13 +42,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from flyswat.loadtest.load import (
+from harness.load import (
     Plan,
     percentile,
     raise_fd_limit,
     worker_main,
 )
-from flyswat.loadtest.procs import (
+from harness.procs import (
     GC_MODES,
     ServerProcess,
     cpu_seconds,
@@ -56,7 +56,7 @@ from flyswat.loadtest.procs import (
     gc_pauses,
     rss_bytes,
 )
-from flyswat.loadtest.server import free_port
+from harness.server import free_port
 
 
 def split(total: int, parts: int) -> list[int]:

@@ -32,20 +32,20 @@ from typing import Any
 
 import httpx
 
-from flyswat.loadtest.load import (
+from flyswat.record import verify_record
+from harness.load import (
     QUICK,
     Pace,
     Plan,
     raise_fd_limit,
     worker_main,
 )
-from flyswat.loadtest.procs import (
+from harness.procs import (
     ServerProcess,
     cpu_seconds,
     rss_bytes,
 )
-from flyswat.loadtest.server import free_port
-from flyswat.record import verify_record
+from harness.server import free_port
 
 SHORT = {"remove": 60, "slap_window_ms": 1500, "turn_timeout_ms": 2000}
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import httpx
 
-from flyswat.loadtest.fairness import Seat, faster_underneath, play_tables, win_shares
-from flyswat.loadtest.server import running_server
 from flyswat.record import verify_record
+from harness.fairness import Seat, faster_underneath, play_tables, win_shares
+from harness.server import running_server
 
 
 def test_racers_on_delayed_links_play_whole_games_that_verify(tmp_path: Path) -> None:

@@ -16,7 +16,8 @@ from typing import Any
 import httpx
 import pytest
 
-from flyswat.loadtest.load import (
+from flyswat.record import verify_record
+from harness.load import (
     QUICK,
     Plan,
     Worker,
@@ -24,13 +25,12 @@ from flyswat.loadtest.load import (
     percentile,
     run_plan,
 )
-from flyswat.loadtest.procs import (
+from harness.procs import (
     ServerProcess,
     cpu_seconds,
     rss_bytes,
 )
-from flyswat.loadtest.server import free_port
-from flyswat.record import verify_record
+from harness.server import free_port
 
 #: Short games: 22 cards in play, quick rounds.
 SHORT = {"remove": 90, "slap_window_ms": 800, "turn_timeout_ms": 1000}

@@ -130,7 +130,7 @@ def test_verify_rejects_a_tampered_record(record: dict[str, Any], how: str) -> N
     [{}, {"format": "flyswat-record/2"}, {"format": "flyswat-record/1", "turns": "x"}],
 )
 def test_verify_rejects_what_is_not_a_record(doc: dict[str, Any]) -> None:
-    assert verify_record(doc)[0].startswith("not a flyswat-record/1 record")
+    assert verify_record(doc)[0].startswith("not a flyswat-record/1 or flyswat-record/2 record")
 
 
 def test_flyswat_verify_reports_each_bad_record_and_exits_1(
@@ -147,3 +147,34 @@ def test_flyswat_verify_reports_each_bad_record_and_exits_1(
     assert "bad.json: INVALID: result.points[0]" in out
     assert "broken.json: INVALID" in out
     assert "1 valid, 2 invalid" in out
+
+
+def format_2(game: Game, floor: int = 100) -> dict[str, Any]:
+    seats = [{"name": f"P{i}", "kind": "human"} for i in range(game.rules.seats)]
+    return to_record(game, seats, id="g2", started_at="2026-11-29T12:00:00Z",
+                     with_commitment=True, min_reaction_ms=floor)  # fmt: skip
+
+
+def test_a_format_2_record_says_its_floor_and_verifies() -> None:
+    record = format_2(play(3, "floor", slap_seed=5))
+    assert record["format"] == "flyswat-record/2"
+    assert record["rules"]["min_reaction_ms"] == 100
+    assert verify_record(record) == []
+
+
+def test_a_format_2_slap_under_the_floor_is_named() -> None:
+    record = format_2(play(3, "floor", slap_seed=5))
+    turn = next(t for t in record["turns"] if t.get("round") and t["round"]["slaps"])
+    turn["round"]["slaps"][0]["ms"] = 57
+    (problem,) = verify_record(record)
+    assert "slaps[0].ms" in problem and "under the human floor of 100 ms" in problem
+    one = copy.deepcopy(record)  # the same slap in a format 1 record: no floor was promised
+    one["format"] = "flyswat-record/1"
+    del one["rules"]["min_reaction_ms"]
+    assert verify_record(one) == []
+
+
+def test_a_record_whose_format_and_floor_disagree_is_invalid() -> None:
+    record = format_2(play(2, "floor"))
+    del record["rules"]["min_reaction_ms"]
+    assert "rules.min_reaction_ms" in verify_record(record)[0]

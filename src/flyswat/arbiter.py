@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from flyswat.cards import Card
 from flyswat.errors import IllegalActionError
+from flyswat.rules import Rules
 
 #: No human reacts faster than this (ms); claims under it are refused and counted.
 MIN_HUMAN_MS = 100
@@ -205,3 +206,69 @@ class RoundArbiter:
     def ordered(self) -> list[Claim]:
         """The accepted hands in the order to apply them: effective time, then arrival."""
         return sorted(self.claims, key=lambda c: (c.ms, c.arrival))
+
+
+class RoundClock:
+    """The timing of one slap round, and nothing else: the hands themselves are the engine's
+    (:class:`flyswat.engine.Round`).
+
+    ``waited``: the seats the round waits for (those at the table when it opened; a seat not
+    waited for cannot slap). ``opened_at``: when the trigger was stored and sent; each seat's
+    clock starts when its socket was handed the trigger (:meth:`delivered`), never before.
+    ``allowance_ms``: each waited seat's network allowance (0 for a bot, whose planned time
+    is exact).
+    """
+
+    def __init__(
+        self,
+        *,
+        rules: Rules,
+        opened_at: float,
+        waited: Iterable[int],
+        allowance_ms: Mapping[int, float],
+    ) -> None:
+        self.rules = rules
+        self.opened_at = opened_at
+        self.sent_at = dict.fromkeys(waited, opened_at)
+        self.allowance_ms = {s: allowance_ms.get(s, ALLOWANCE_CAP_MS) for s in self.sent_at}
+        self._delivered: set[int] = set()
+
+    def waits_for(self, seat: int) -> bool:
+        """Does the round wait for ``seat`` (was it at the table when the round opened)?"""
+        return seat in self.sent_at
+
+    def delivered(self, seat: int, at: float) -> None:
+        """``seat``'s socket was handed the trigger at ``at`` (the first hand-over counts)."""
+        if seat in self.sent_at and seat not in self._delivered:
+            self._delivered.add(seat)
+            self.sent_at[seat] = max(at, self.opened_at)
+
+    def _in_window(self, ms: float) -> float:
+        if not self.rules.in_window(ms):
+            window = self.rules.slap_window_ms
+            raise IllegalActionError(
+                f"too late: {ms:.0f} ms after the trigger, the window is {window} ms", "too_late"
+            )
+        return ms
+
+    def judge(self, seat: int, client_ms: float | None, now: float) -> float:
+        """The effective time of ``seat``'s slap received at ``now`` claiming ``client_ms``
+        (:func:`effective_ms`); raises ``too_fast`` or ``too_late`` (R21)."""
+        elapsed = now - self.sent_at[seat]
+        return self._in_window(effective_ms(client_ms, elapsed, self.allowance_ms[seat]))
+
+    def planned(self, ms: float) -> float:
+        """A bot's planned reaction time, if it is inside the window; raises ``too_late``."""
+        return self._in_window(ms)
+
+    def deadline(self, incomplete: Iterable[int]) -> float | None:
+        """The time from which no slap still to come from the ``incomplete`` seats can count:
+        its effective time is at least ``now - sent_at - allowance``, and a hand at the
+        window's edge is too late (R21). None when no seat is incomplete (decide now)."""
+        ends = [self.sent_at[s] + self.rules.slap_window_ms + self.allowance_ms[s]
+                for s in incomplete if s in self.sent_at]  # fmt: skip
+        return max(ends) if ends else None
+
+    def window_left(self, now: float) -> int:
+        """ms left of the slap window as counted from the opening (for countdowns)."""
+        return max(0, round(self.rules.slap_window_ms - (now - self.opened_at)))

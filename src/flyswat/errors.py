@@ -150,3 +150,16 @@ class IllegalActionError(FlyswatError):
 def wire_codes() -> list[str]:
     """Every code a client may receive, in registry order."""
     return [c.code for c in CODES.values() if c.wire]
+
+
+def markdown_table() -> str:
+    """The error table of ``docs/PROTOCOL.md``: every code a client may receive."""
+    rows = ["| code | kind | HTTP | meaning |", "| --- | --- | --- | --- |"]
+    rows += [
+        f"| `{c.code}` | {c.kind} | {c.status} | {c.meaning} |" for c in CODES.values() if c.wire
+    ]
+    return "\n".join(rows) + "\n"
+
+
+if __name__ == "__main__":  # pragma: no cover
+    print(markdown_table(), end="")

@@ -1,4 +1,6 @@
-"""Game records (``shared/RECORD.md``, format ``flyswat-record/1``): write, read, verify.
+"""Game records (``shared/RECORD.md``, formats ``flyswat-record/1`` and ``/2``): write, read,
+verify. Format 2 is format 1 plus ``rules.min_reaction_ms``, the human floor the game was
+played with: every slap's ``ms`` must be at least that (``docs/RECORD-2.md``).
 
 A record is event-sourced: the deal and the ordered slaps are the facts, and everything else
 follows from them by the rules. :func:`verify_record` recomputes a record from its facts with
@@ -27,6 +29,8 @@ from flyswat.rules import Rules
 from flyswat.shuffle import commitment
 
 FORMAT = "flyswat-record/1"
+#: Format 1 plus ``rules.min_reaction_ms`` (the floor every slap's ``ms`` is checked against).
+FORMAT_2 = "flyswat-record/2"
 
 
 # -- the shape, as pydantic models (structure only: the rules are checked by replay) --------
@@ -71,6 +75,7 @@ class RulesModel(_Model):
     hands: int
     remove: int
     slap_window_ms: int
+    min_reaction_ms: int | None = None
 
 
 class ResultModel(_Model):
@@ -80,7 +85,7 @@ class ResultModel(_Model):
 
 
 class RecordModel(_Model):
-    format: Literal["flyswat-record/1"]
+    format: Literal["flyswat-record/1", "flyswat-record/2"]
     id: str
     started_at: str
     rules: RulesModel
@@ -108,12 +113,15 @@ def to_record(
     id: str,
     started_at: str,
     with_commitment: bool = False,
+    min_reaction_ms: int | None = None,
 ) -> dict[str, Any]:
     """The record of a finished ``game``.
 
     ``seats`` gives each seat's ``name``, ``kind`` and (bots) ``level``. With
-    ``with_commitment`` the record also carries the seed's SHA-256. Raises
-    :class:`~flyswat.errors.IllegalActionError` if the game is not over.
+    ``with_commitment`` the record also carries the seed's SHA-256. With ``min_reaction_ms``
+    (the human floor the game was played with) it is a format 2 record. Reaction times are
+    written in whole ms. Raises :class:`~flyswat.errors.IllegalActionError` if the game is
+    not over.
     """
     result = game.result()
     if len(seats) != game.rules.seats:
@@ -126,18 +134,22 @@ def to_record(
             turn["round"] = {
                 "allowed": colour_letters(r.allowed),
                 "slaps": [
-                    {"seat": s.seat, "card": s.card.text} | ({} if s.ms is None else {"ms": s.ms})
+                    {"seat": s.seat, "card": s.card.text}
+                    | ({} if s.ms is None else {"ms": round(s.ms)})
                     for s in r.slaps
                 ],
                 "won": _pairs(r.won),
                 "penalties": _pairs(r.penalties),
             }
         turns.append(turn)
+    rules: dict[str, Any] = game.rules.to_json()
+    if min_reaction_ms is not None:
+        rules["min_reaction_ms"] = min_reaction_ms
     record: dict[str, Any] = {
-        "format": FORMAT,
+        "format": FORMAT if min_reaction_ms is None else FORMAT_2,
         "id": id,
         "started_at": started_at,
-        "rules": game.rules.to_json(),
+        "rules": rules,
         "seats": [dict(s) for s in seats],
         "seed": game.seed,
         "removed": [c.text for c in game.removed],
@@ -214,7 +226,12 @@ def replay(record: dict[str, Any]) -> Game:
     except ValidationError as e:
         first = e.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "record"
-        raise MalformedError(f"not a {FORMAT} record: {where}: {first['msg']}") from None
+        what = f"not a {FORMAT} or {FORMAT_2} record"
+        raise MalformedError(f"{what}: {where}: {first['msg']}") from None
+    floor = rec.rules.min_reaction_ms
+    if (floor is None) != (rec.format == FORMAT):
+        need = "must have it" if floor is None else "do not have it"
+        raise Discrepancy(f"rules.min_reaction_ms: {rec.format} records {need}")
     try:
         rules = Rules(rec.rules.seats, rec.rules.remove, rec.rules.slap_window_ms)
     except MalformedError as e:
@@ -236,14 +253,14 @@ def replay(record: dict[str, Any]) -> Game:
             raise Discrepancy("commitment: the record has a commitment but no seed")
         _check("commitment", rec.commitment, commitment(rec.seed))
     for i, t in enumerate(rec.turns):
-        _replay_turn(game, i, t)
+        _replay_turn(game, i, t, floor)
     if not game.over:
         raise Discrepancy(f"turns: the record ends after {len(rec.turns)} turns, before the game")
     _check("result", rec.result.model_dump(), game.result().to_json())
     return game
 
 
-def _replay_turn(game: Game, i: int, t: TurnModel) -> None:
+def _replay_turn(game: Game, i: int, t: TurnModel, floor: int | None) -> None:
     where = f"turns[{i}]"
     if game.over:
         raise Discrepancy(f"{where}: the game was already over (R22)")
@@ -260,6 +277,11 @@ def _replay_turn(game: Game, i: int, t: TurnModel) -> None:
     _check(f"{where}.round.allowed", t.round.allowed, colour_letters(r.allowed))
     for j, s in enumerate(t.round.slaps):
         card = _cards([s.card], f"{where}.round.slaps[{j}]")[0]
+        if floor is not None and s.ms is not None and s.ms < floor:
+            raise Discrepancy(
+                f"{where}.round.slaps[{j}].ms: {s.ms} ms is under the human floor of {floor} ms"
+                " the game was played with"
+            )
         if r.closed:
             raise Discrepancy(f"{where}.round.slaps[{j}]: the centre was empty (R15)")
         try:

@@ -24,8 +24,8 @@ import pytest
 import uvicorn
 from websockets.asyncio.client import ClientConnection, connect
 
-from flyswat.loadtest.server import free_port
 from flyswat.server.app import UVICORN_WS, build_app
+from harness.server import free_port
 
 FAST = {"slap_window_ms": 600, "turn_timeout_ms": 400, "remove": 90}
 
@@ -210,3 +210,12 @@ async def join_table(live: Live, code: str, name: str) -> dict[str, Any]:
     reply = await asyncio.to_thread(live.post, f"/api/tables/{code}/join", {"name": name})
     assert reply.status_code == 201, reply.text
     return dict(reply.json())
+
+
+async def until_all_ready(host: Player) -> None:
+    """Read the host's table updates until every seat is ready (the host's ``start`` and
+    another player's ``ready`` travel on different sockets: their order is not given)."""
+    while not all(
+        p["ready"] or p["host"] for p in (await host.expect("table"))["table"]["players"]
+    ):
+        pass

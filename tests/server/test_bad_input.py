@@ -11,7 +11,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from .conftest import Live, Player, create_table, join_table
+from .conftest import Live, Player, create_table, join_table, until_all_ready
 
 SLOW = {"slap_window_ms": 8000, "turn_timeout_ms": 30000, "remove": 0}
 
@@ -37,6 +37,7 @@ async def duo(live: Live) -> AsyncIterator[tuple[Player, Player, str]]:
 
 async def start(ana: Player, bruno: Player) -> dict[str, Any]:
     await bruno.send(type="ready")
+    await until_all_ready(ana)
     await ana.send(type="start")
     await bruno.expect("started")
     return await ana.expect("started")
@@ -75,6 +76,7 @@ async def test_lobby_refusals_each_get_one_error_and_change_nothing(
     after = (await asyncio.to_thread(live.get, f"/api/tables/{code}")).json()
     assert after == before
     await bruno.send(type="ready")
+    await until_all_ready(ana)
     await ana.send(type="start")
     assert (await ana.expect("started"))["start"] in (0, 1)
 
@@ -176,6 +178,7 @@ async def test_a_burst_is_rate_limited_and_a_flood_closes_the_socket(
             errors += (await ana.recv(timeout=0.5))["type"] == "error"
     assert 1 <= errors <= 20
     await bruno.send(type="ready")
+    await until_all_ready(ana)
     await ana.send(type="start")
     await ana.expect("started")  # still connected, still playing
     with pytest.raises(ConnectionClosed) as closed:
@@ -184,3 +187,59 @@ async def test_a_burst_is_rate_limited_and_a_flood_closes_the_socket(
         while True:
             await ana.recv(timeout=5)
     assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
+
+
+@pytest.mark.anyio
+async def test_deeply_nested_json_is_malformed_wherever_it_comes(live: Live) -> None:
+    seated = await create_table(live, seats=2, **SLOW)
+    nested = "[" * 2000 + "]" * 2000  # about 4 KB
+    async with connect(f"{live.ws}/ws/{seated['code']}") as ws:  # before hello
+        await ws.send(nested)
+        assert json.loads(await ws.recv())["code"] == "malformed"
+    async with Player.connect(live.ws, seated["code"], None) as watcher:  # a spectator
+        await watcher.ws.send('{"type": "slap", "card": ' + nested + "}")
+        assert (await watcher.expect("error"))["code"] == "malformed"
+    async with Player.connect(live.ws, seated["code"], seated["token"]) as ana:  # a player
+        await ana.ws.send(nested)
+        assert (await ana.expect("error"))["code"] == "malformed"
+        await ana.send(type="ready")  # the socket is still fine
+        assert (await ana.expect("table"))["type"] == "table"
+
+
+@pytest.mark.anyio
+async def test_loose_types_are_refused_and_change_nothing(duo: tuple[Player, Player, str]) -> None:
+    ana, bruno, _ = duo
+    assert await error_of(bruno, type="ready", ready="yes") == "malformed"
+    assert await error_of(bruno, type="ready", ready=1) == "malformed"
+    v = (await start(ana, bruno))["view"]
+    shown = await until_round(ana, bruno, v, 1)
+    card = shown["view"]["centre"][0]
+    for bad in ({"ms": "300"}, {"ms": True}, {"turn": str(shown["turn"])}, {"ms": 300.0}):
+        assert await error_of(ana, type="slap", card=card, **bad) == "malformed"
+    await ana.send(type="done")
+    hands = await ana.expect("hands")
+    assert hands["view"]["round"]["laid"] == [0, 0]  # none of them laid a hand
+    table = await bruno.expect("hands")
+    assert table["view"]["round"]["laid"] == [0, 0]
+    assert await error_of(ana, type="done") == "done"  # done twice: refused, nothing sent
+
+
+@pytest.mark.anyio
+async def test_a_frame_over_64_kib_is_answered_too_big(duo: tuple[Player, Player, str]) -> None:
+    ana, _, _ = duo
+    await ana.ws.send(json.dumps({"type": "ready", "pad": "x" * 100_000}))
+    assert (await ana.expect("error"))["code"] == "too_big"
+    await ana.send(type="ready")
+    assert (await ana.expect("table"))["type"] == "table"
+
+
+def test_start_without_a_body_is_malformed_not_a_bad_token(live: Live) -> None:
+    import httpx
+
+    seated = httpx.post(live.http + "/api/tables", json={"name": "Ana", "seats": 2}).json()
+    for body in (None, b"", b"{}", b'{"token": 5}'):
+        reply = httpx.post(f"{live.http}/api/tables/{seated['code']}/start", content=body)
+        assert (reply.status_code, reply.json()["error"]) == (400, "malformed"), body
+    for bad in ({"seats": "4"}, {"seats": 4.0}):
+        reply = httpx.post(live.http + "/api/tables", json={"name": "Ana", **bad})
+        assert (reply.status_code, reply.json()["error"]) == (400, "malformed")

@@ -7,14 +7,14 @@ from pathlib import Path
 import pytest
 
 from flyswat.errors import MalformedError
-from flyswat.server.protocol import MAX_MESSAGE_BYTES, Slap, parse_client, schema_text
+from flyswat.protocol import MAX_MESSAGE_BYTES, Slap, parse_client, schema_text
 
 SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "protocol.schema.json"
 
 
 def test_the_schema_file_is_generated_from_the_models() -> None:
     assert SCHEMA.read_text() == schema_text(), (
-        "stale: uv run python -m flyswat.server.protocol > docs/protocol.schema.json"
+        "stale: uv run python -m flyswat.protocol > docs/protocol.schema.json"
     )
 
 
@@ -42,3 +42,34 @@ def test_bad_client_messages_are_refused_with_a_code(raw: str | bytes, code: str
 def test_a_good_slap_parses() -> None:
     msg = parse_client('{"type": "slap", "card": "R3-1", "ms": 240, "turn": 7}')
     assert msg == Slap(type="slap", card="R3-1", ms=240, turn=7)
+
+
+def test_the_error_table_of_protocol_md_is_generated_from_the_registry() -> None:
+    from flyswat.errors import markdown_table
+
+    text = (SCHEMA.parent / "PROTOCOL.md").read_text()
+    begin, end = "<!-- errors:begin -->\n", "<!-- errors:end -->"
+    assert text[text.index(begin) + len(begin) : text.index(end)] == markdown_table(), (
+        "stale: regenerate the table with uv run python -m flyswat.errors"
+    )
+
+
+def test_every_code_raised_anywhere_is_in_the_registry() -> None:
+    import ast
+    from pathlib import Path
+
+    from flyswat.errors import CODES
+
+    src = Path(__file__).resolve().parents[2] / "src" / "flyswat"
+    raised = set()
+    for path in src.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and len(node.args) >= 2:
+                name = getattr(node.func, "id", getattr(node.func, "attr", ""))
+                code = node.args[1]
+                if name.endswith("Error") and isinstance(code, ast.Constant):
+                    raised.add(code.value)
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "Error":
+                sent = [k.value for k in node.keywords if k.arg == "code"]
+                raised |= {c.value for c in sent if isinstance(c, ast.Constant)}
+    assert raised and raised <= set(CODES)

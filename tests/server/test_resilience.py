@@ -17,7 +17,7 @@ import pytest
 
 from flyswat.record import verify_record
 
-from .conftest import Live, Player, create_table, free_port, join_table
+from .conftest import Live, Player, create_table, free_port, join_table, until_all_ready
 
 
 @pytest.mark.anyio
@@ -30,6 +30,7 @@ async def test_a_dropped_player_is_revealed_for_then_reconnects_with_its_token(
     async with Player.connect(live.ws, code, seated["token"]) as ana:
         async with Player.connect(live.ws, code, joined["token"]) as bruno:
             await bruno.send(type="ready")
+            await until_all_ready(ana)
             await ana.send(type="start")
             await bruno.expect("started")
         # Bruno is gone: the table reveals for him after the turn timeout.
@@ -129,3 +130,54 @@ async def test_a_killed_server_restarts_from_its_store_and_the_game_goes_on(
     processes.append(third)
     again = (await asyncio.to_thread(live.get, f"/api/tables/{code}/record")).json()
     assert again == record
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("later_s", [0.0, 0.3])
+async def test_a_slap_accepted_before_a_kill_is_in_the_resumed_round_and_the_record(
+    tmp_path: Path, processes: list[Process], later_s: float
+) -> None:
+    db, port = f"sqlite:///{tmp_path / 'slap.db'}", free_port()
+    first = Process(db, port)
+    processes.append(first)
+    live = Live(first.url, first.ws, None)
+    # Two humans and a long window: the round stays open until both have answered.
+    seated = await create_table(live, seats=2, remove=80, slap_window_ms=30_000,
+                                turn_timeout_ms=30_000)  # fmt: skip
+    code = seated["code"]
+    joined = await join_table(live, code, "Bruno")
+    tokens = [seated["token"], joined["token"]]
+    async with (
+        Player.connect(live.ws, code, tokens[0], slaps=False) as ana,
+        Player.connect(live.ws, code, tokens[1], slaps=False) as bruno,
+    ):
+        await bruno.send(type="ready")
+        await until_all_ready(ana)
+        await ana.send(type="start")
+        opened = await asyncio.gather(
+            ana.play(until=lambda m: m["type"] == "reveal" and m["round"] and m["view"]["round"]),
+            bruno.play(until=lambda m: m["type"] == "reveal" and m["round"] and m["view"]["round"]),
+        )
+        card, turn = opened[0]["view"]["centre"][0], opened[0]["turn"]
+        await asyncio.sleep(0.3)  # a human's hand lands after its reaction time
+        await ana.send(type="slap", card=card, ms=300, turn=turn)
+        accepted = await ana.expect("accepted")
+        await asyncio.sleep(later_s)
+        await asyncio.to_thread(first.kill)  # right after the accepted, or a little later
+    assert accepted["card"] == card
+    second = Process(db, port)
+    processes.append(second)
+    async with (
+        Player.connect(live.ws, code, tokens[0]) as ana,
+        Player.connect(live.ws, code, tokens[1]) as bruno,
+    ):
+        welcome = ana.received[0]
+        assert welcome["view"]["turn"] == turn and welcome["view"]["round"]["mine"] == [card]
+        assert welcome["window_left_ms"] is not None  # the round resumed, with a fresh window
+        told = await ana.expect("accepted")  # and the player is told its hand again
+        assert told["card"] == card
+        await asyncio.gather(ana.play(), bruno.play())
+    record = (await asyncio.to_thread(live.get, f"/api/tables/{code}/record")).json()
+    assert verify_record(record) == []
+    slaps = record["turns"][turn - 1]["round"]["slaps"]
+    assert {"seat": 0, "card": card} in [{"seat": s["seat"], "card": s["card"]} for s in slaps]

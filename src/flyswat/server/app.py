@@ -1,8 +1,9 @@
 """The transports: HTTP routes and the WebSocket endpoint (Starlette), and ``flyswat serve``.
 
-Thin on purpose: each handler parses input with the :mod:`.protocol` models, calls one
-:class:`~flyswat.server.play.Table` method, and turns a :class:`~flyswat.errors.FlyswatError`
-into one ``error`` (WebSocket) or a 4xx ``{"error", "message"}`` (HTTP). See
+Thin on purpose: each handler parses input with the :mod:`flyswat.protocol` models and hands
+one command to its table through the :class:`~flyswat.server.runner.Runner`; a refused HTTP
+command becomes a 4xx ``{"error", "message"}`` with the status of its code in
+:data:`flyswat.errors.CODES` (a refused message is answered by the table itself). See
 ``docs/PROTOCOL.md``.
 
 Tests start a server in-process with ``build_app(db_url, bot_pace=...)`` (Starlette's
@@ -15,9 +16,8 @@ import argparse
 import asyncio
 import contextlib
 import gc
-import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -29,123 +29,39 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket
 
+from flyswat import protocol as p
 from flyswat.bots import LEVELS
 from flyswat.errors import FlyswatError, IllegalActionError, MalformedError
-from flyswat.server import protocol as p
-from flyswat.server.connection import POLICY_VIOLATION, Connection
-from flyswat.server.play import Table
-from flyswat.server.seats import new_code
+from flyswat.server.connection import CLOSE_NOT_FOUND, Link
+from flyswat.server.runner import Runner, monotonic_ms
 from flyswat.server.store import Store
-from flyswat.server.table import monotonic_ms
+from flyswat.table.core import Table
+from flyswat.table.io import Join, Message, Rtt, StartBy
 
 log = logging.getLogger("flyswat.server")
 
 WEB_DIR = Path(__file__).resolve().parent.parent / "web"
 DEFAULT_DB = "sqlite:///flyswat.db"
 
-#: uvicorn's WebSocket settings: frames past 64 KiB close the socket before being read; the
-#: protocol's own 4 KiB limit answers smaller oversized messages with an error.
-UVICORN_WS: dict[str, Any] = {"ws": "websockets-sansio", "ws_max_size": 65536}
+#: uvicorn's WebSocket settings. Frames up to 1 MiB are read and those over the protocol's
+#: 4 KiB limit answered ``too_big``; a frame past 1 MiB closes the socket (1009) unread.
+UVICORN_WS: dict[str, Any] = {"ws": "websockets-sansio", "ws_max_size": 1 << 20}
 
-_STATUS = {"not_found": 404, "bad_token": 403, "not_host": 403}
-
-
-class Server:
-    """The tables of one server process, and the store they live in.
-
-    Memory holds the tables in the lobby or in play, and finished ones while somebody is
-    still connected to them. A finished table nobody watches is dropped from memory
-    (:meth:`forget`); the store keeps it, and :meth:`find` rebuilds it on demand.
-    """
-
-    def __init__(self, db_url: str, *, bot_pace: float = 1.0) -> None:
-        self.store = Store(db_url)
-        self.bot_pace = bot_pace
-        self.tables: dict[str, Table] = {}
-
-    def _load(self, code: str) -> Table | None:
-        events = self.store.events(code)
-        if not events:
-            return None
-        try:
-            table = Table.restore(code, events, store=self.store, bot_pace=self.bot_pace)
-        except FlyswatError:
-            log.exception("table %s cannot be restored", code)
-            return None
-        self.tables[code] = table
-        table.resume()
-        return table
-
-    def restore(self) -> None:
-        """Rebuild every stored table not yet over by replaying its events, and resume play."""
-        for code, state in self.store.codes():
-            if state != "over":
-                self._load(code)
-
-    def find(self, code: str) -> Table | None:
-        """The table with this code, rebuilt from the store if it is not in memory."""
-        return self.tables.get(code) or self._load(code)
-
-    def table(self, code: str) -> Table:
-        """The table with this code; raises ``not_found``."""
-        table = self.find(code)
-        if table is None:
-            raise IllegalActionError(f"no table {code!r}", "not_found")
-        return table
-
-    def forget(self, table: Table) -> None:
-        """Drop ``table`` from memory if its game is over and nobody is connected to it."""
-        if table.state == "over" and not table.clients():
-            table.cancel_timers()
-            self.tables.pop(table.code, None)
-
-    def sweep(self) -> None:
-        """Forget every finished table that nobody watches (games that ended unwatched)."""
-        for table in list(self.tables.values()):
-            self.forget(table)
-
-    def seated(self, table: Table, seat: int, token: str) -> p.Seated:
-        """The reply to create and join."""
-        code = table.code
-        return p.Seated(
-            code=code,
-            seat=seat,
-            token=token,
-            host=seat == table.host,
-            ws_url=f"/ws/{code}",
-            table_url=f"/?table={code}",
-        )
-
-    def create(self, body: p.CreateTable) -> p.Seated:
-        """A new table with its host seated."""
-        options = p.TableOptions(**body.model_dump(exclude={"name"}))
-        code = new_code()
-        while code in self.tables or self.store.exists(code):
-            code = new_code()
-        table, token = Table.create(code, options, body.name, store=self.store,
-                                    bot_pace=self.bot_pace)  # fmt: skip
-        self.tables[code] = table
-        return self.seated(table, table.host, token)
-
-    def close(self) -> None:
-        """Stop every timer and release the store."""
-        for table in self.tables.values():
-            table.cancel_timers()
-        self.store.close()
+#: Tables listed per page of ``GET /api/tables``, by default and at most.
+PAGE, MAX_PAGE = 50, 200
 
 
 # -- HTTP ---------------------------------------------------------------------------------------
 
 
 def _error(e: FlyswatError) -> JSONResponse:
-    status = _STATUS.get(e.code, 400 if isinstance(e, MalformedError) else 409)
-    return JSONResponse({"error": e.code, "message": e.message}, status_code=status)
+    return JSONResponse({"error": e.code, "message": e.message}, status_code=e.status)
 
 
 async def _body(request: Request, model: type[BaseModel]) -> Any:
     raw = await request.body()
     if len(raw) > p.MAX_MESSAGE_BYTES:
-        raise MalformedError("request body over 4096 bytes", "too_big")
+        raise MalformedError(f"request body over {p.MAX_MESSAGE_BYTES} bytes", "too_big")
     try:
         return model.model_validate_json(raw or b"{}")
     except ValidationError as e:
@@ -154,66 +70,84 @@ async def _body(request: Request, model: type[BaseModel]) -> Any:
         raise MalformedError(f"{where}: {first['msg']}") from None
 
 
-def _routes(server: Server) -> list[Route | WebSocketRoute]:
+def seated(table: Table, seat: int, token: str) -> p.Seated:
+    """The reply to create and join."""
+    code = table.code
+    return p.Seated(code=code, seat=seat, token=token, host=seat == table.host,
+                    ws_url=f"/ws/{code}", table_url=f"/?table={code}")  # fmt: skip
+
+
+def _page(runner: Runner, request: Request) -> p.TableList:
+    after = request.query_params.get("after")
+    try:
+        limit = min(MAX_PAGE, max(1, int(request.query_params.get("limit", PAGE))))
+    except ValueError:
+        raise MalformedError("limit is a whole number") from None
+    joinable = [t for t in reversed(runner.tables.values()) if t.joinable()]
+    if after is not None:
+        codes = [t.code for t in joinable]
+        joinable = joinable[codes.index(after) + 1 :] if after in codes else []
+    page = joinable[:limit]
+    more = len(joinable) > limit
+    return p.TableList(tables=[t.info() for t in page], levels=list(LEVELS),
+                       next=page[-1].code if more and page else None)  # fmt: skip
+
+
+def _routes(runner: Runner) -> list[Route | WebSocketRoute]:
     async def health(_: Request) -> JSONResponse:
-        return JSONResponse({"ok": True, "tables": len(server.tables)})
+        return JSONResponse({"ok": True, "tables": len(runner.tables)})
 
     async def create(request: Request) -> JSONResponse:
         try:
-            seated = server.create(await _body(request, p.CreateTable))
+            table, seat, token = runner.create(await _body(request, p.CreateTable))
         except FlyswatError as e:
             return _error(e)
-        return JSONResponse(seated.model_dump(), status_code=201)
+        return JSONResponse(seated(table, seat, token).model_dump(), status_code=201)
 
-    async def list_tables(_: Request) -> JSONResponse:
-        infos = [t.info() for t in server.tables.values() if t.state != "over"]
-        return JSONResponse(p.TableList(tables=infos, levels=list(LEVELS)).model_dump())
+    async def list_tables(request: Request) -> JSONResponse:
+        try:
+            return JSONResponse(_page(runner, request).model_dump())
+        except FlyswatError as e:
+            return _error(e)
 
     async def get_table(request: Request) -> JSONResponse:
         try:
-            return JSONResponse(server.table(request.path_params["code"]).info().model_dump())
+            return JSONResponse(runner.table(request.path_params["code"]).info().model_dump())
         except FlyswatError as e:
             return _error(e)
 
     async def join(request: Request) -> JSONResponse:
         try:
-            table = server.table(request.path_params["code"])
+            table = runner.table(request.path_params["code"])
             body = await _body(request, p.JoinTable)
-            seat, token = table.join(body.name)
+            seat, token = runner.run(table, Join(body.name)).reply
         except FlyswatError as e:
             return _error(e)
-        return JSONResponse(server.seated(table, seat, token).model_dump(), status_code=201)
+        return JSONResponse(seated(table, seat, token).model_dump(), status_code=201)
 
     async def start(request: Request) -> JSONResponse:
         try:
-            table = server.table(request.path_params["code"])
-            raw = await request.body()
-            token = json.loads(raw).get("token") if raw else None
-            seat = next((s.index for s in table.seats if isinstance(token, str) and s.holds(token)),
-                        None)  # fmt: skip
-            if seat is None:
-                raise IllegalActionError("no seat at this table has that token", "bad_token")
-            table.start(seat)
+            table = runner.table(request.path_params["code"])
+            body = await _body(request, p.StartTable)
+            runner.run(table, StartBy(body.token))
         except FlyswatError as e:
             return _error(e)
-        except (ValueError, AttributeError):
-            return _error(MalformedError('the body is {"token": "..."}'))
         return JSONResponse(table.info().model_dump())
 
     async def record(request: Request) -> JSONResponse:
         code = request.path_params["code"]
-        table = server.tables.get(code)
+        table = runner.tables.get(code)
         found = table.record if table is not None else None
         if found is None:
-            found = server.store.record(code)
+            found = runner.store.record(code)
         if found is not None:
             return JSONResponse(found)
-        if table is None and not server.store.exists(code):
+        if table is None and not runner.store.exists(code):
             return _error(IllegalActionError(f"no table {code!r}", "not_found"))
         return _error(IllegalActionError("the game is not over yet", "not_over"))
 
     async def ws(websocket: WebSocket) -> None:
-        await play(server, websocket)
+        await play(runner, websocket)
 
     return [
         Route("/health", health),
@@ -230,89 +164,64 @@ def _routes(server: Server) -> list[Route | WebSocketRoute]:
 # -- WebSocket ----------------------------------------------------------------------------------
 
 
-def _dispatch(table: Table, conn: Connection, msg: BaseModel) -> None:
-    """Carry out one parsed client message; raises :class:`FlyswatError` to refuse it."""
-    if isinstance(msg, p.Hello):
-        if conn.greeted:
-            raise IllegalActionError("hello was already said on this connection", "already_hello")
-        table.hello(conn, msg.token)
-        conn.greeted = True
-        return
-    if not conn.greeted:
-        raise IllegalActionError('send {"type": "hello"} first', "hello_first")
-    if isinstance(msg, p.Pong):
-        rtt = conn.pong(msg.id)
-        if rtt is not None:
-            table.pong(conn.seat, rtt)
-        return
-    seat = conn.seat
-    if seat is None:
-        raise IllegalActionError("spectators watch; they cannot act", "spectator")
-    claimed = getattr(msg, "seat", None)
-    if claimed is not None and claimed != seat:
-        raise IllegalActionError(f"you hold seat {seat}, not seat {claimed}", "not_your_seat")
-    if isinstance(msg, p.Ready):
-        table.ready(seat, msg.ready)
-    elif isinstance(msg, p.Start):
-        table.start(seat)
-    elif isinstance(msg, p.Reveal):
-        table.reveal(seat)
-    elif isinstance(msg, p.Slap):
-        table.slap(seat, msg.card, msg.ms, msg.turn)
-    elif isinstance(msg, p.Done):
-        table.done(seat, msg.turn)
-
-
-async def play(server: Server, ws: WebSocket) -> None:
-    """Serve one WebSocket until it closes: read, check, dispatch, answer errors."""
-    await ws.accept()
-    conn = Connection(ws, monotonic_ms)
-    writer = asyncio.create_task(conn.writer())
-    pinger: asyncio.Task[None] | None = None
-    table = server.find(ws.path_params["code"])
-    abusive = False
+def _parse(conn: int, event: MutableMapping[str, Any]) -> Message:
+    text = event.get("text")
     try:
-        if table is None:
-            conn.error("not_found", f"no table {ws.path_params['code']!r}")
-            return
-        while True:
+        if text is None:
+            raise MalformedError("binary frames are not accepted; send JSON text")
+        return Message(conn, p.parse_client(text))
+    except FlyswatError as e:
+        return Message(conn, error=e)
+
+
+async def play(runner: Runner, ws: WebSocket) -> None:
+    """Serve one WebSocket until it closes: read, parse, hand to the table."""
+    await ws.accept()
+    code = ws.path_params["code"]
+    table = runner.find(code)
+    if table is None:
+        await ws.send_text(
+            p.Error(code="not_found", message=f"no table {code!r}").model_dump_json()
+        )
+        await ws.close(CLOSE_NOT_FOUND)
+        return
+    link = runner.link(table, lambda conn, on_sent: Link(conn, ws, monotonic_ms, on_sent))
+    tasks = [asyncio.create_task(link.writer()), asyncio.create_task(link.hello_deadline())]
+    try:
+        while link.closing is None:
             event = await ws.receive()
             if event["type"] == "websocket.disconnect":
                 break
-            try:
-                if not conn.allow():
-                    raise IllegalActionError("too many messages: slow down", "rate_limited")
-                text = event.get("text")
-                if text is None:
-                    raise MalformedError("binary frames are not accepted; send JSON text")
-                _dispatch(table, conn, p.parse_client(text))
-            except FlyswatError as e:
-                if not conn.error(e.code, e.message):
-                    abusive = True
-                    break
-            if conn.greeted and pinger is None:
-                pinger = asyncio.create_task(conn.pinger())
+            message = _parse(link.id, event)
+            if isinstance(message.message, p.Pong) and link.greeted:
+                if link.bucket.take(monotonic_ms()):
+                    rtt = link.pong(message.message.id)
+                    if rtt is not None:
+                        runner.run(table, Rtt(link.id, rtt))
+                    continue
+                slow = IllegalActionError("too many messages: slow down", "rate_limited")
+                message = Message(link.id, error=slow)
+            runner.run(table, message)
+            if not link.greeted and link.id in table.conns:
+                link.greeted = True
+                tasks.append(asyncio.create_task(link.pinger()))
     finally:
-        if table is not None and conn.greeted:
-            table.leave(conn)
-            server.forget(table)
-        conn.stop()
-        if pinger is not None:
-            pinger.cancel()
+        runner.unlink(table, link)
+        for task in tasks[1:]:
+            task.cancel()
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(writer, 2)
-        if abusive or table is None:
-            with contextlib.suppress(Exception):
-                await ws.close(POLICY_VIOLATION if abusive else 4404)
+            await asyncio.wait_for(tasks[0], 2)
+        link.stop()
+        tasks[0].cancel()
 
 
 # -- the application and the command ------------------------------------------------------------
 
 
-async def _sweep(server: Server, every_s: float = 30.0) -> None:
+async def _sweep(runner: Runner, every_s: float = 30.0) -> None:
     while True:
         await asyncio.sleep(every_s)
-        server.sweep()
+        runner.sweep()
 
 
 #: Allocations between young collections (Python's default is 700). Each young collection of
@@ -352,12 +261,12 @@ def build_app(
     ``own_process``: the app runs alone in its process (``flyswat serve``), so it may set the
     process-wide garbage collector as it needs (:func:`_collect`); not in a test process.
     """
-    server = Server(db_url, bot_pace=bot_pace)
+    runner = Runner(Store(db_url), bot_pace=bot_pace)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        server.restore()
-        tasks = [asyncio.create_task(_sweep(server))]
+        runner.restore()
+        tasks = [asyncio.create_task(_sweep(runner))]
         if own_process:
             tasks.append(asyncio.create_task(_collect()))
         try:
@@ -365,13 +274,13 @@ def build_app(
         finally:
             for task in tasks:
                 task.cancel()
-            server.close()
+            runner.close()
 
-    routes: list[Any] = list(_routes(server))
+    routes: list[Any] = list(_routes(runner))
     if WEB_DIR.is_dir():
         routes.append(Mount("/", StaticFiles(directory=WEB_DIR, html=True), name="web"))
     app = Starlette(routes=routes, lifespan=lifespan)
-    app.state.server = server
+    app.state.runner = runner
     return app
 
 

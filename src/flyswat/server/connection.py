@@ -1,9 +1,11 @@
-"""One WebSocket connection: its outgoing queue, its pings, its rate limit and abuse count.
+"""One WebSocket connection's I/O: its bounded outgoing queue, its writer, its pings.
 
-The table only ever queues messages (:meth:`Connection.send`); a writer task per connection
-hands them to the network, so a slow client delays nobody else and one broadcast is one
-synchronous step (R10). A pinger task sends ``ping`` every second; the ``pong`` gives a
-round-trip time for the seat's arbitration allowance.
+The table never awaits a connection: the runner hands each message to :meth:`Link.send`,
+which queues it, so a slow client delays nobody else and one broadcast is one synchronous
+step (R10). The queue is bounded: a client that falls :data:`MAX_BEHIND_BYTES` behind is
+dropped (its seat goes offline and plays on by auto-reveal). A ping goes out every second;
+its pong gives a round-trip time, and :data:`MAX_MISSED_PINGS` unanswered pings in a row
+drop the connection.
 """
 
 from __future__ import annotations
@@ -12,91 +14,132 @@ import asyncio
 import contextlib
 from collections import deque
 from collections.abc import Callable
+from typing import Any
 
-from pydantic import BaseModel
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from flyswat.server.protocol import Error, Ping
+from flyswat.protocol import Error, Ping
+from flyswat.table.seats import Bucket
 
 PING_EVERY_S = 1.0
-#: Token bucket: sustained messages per second and burst size.
-RATE_PER_S = 20.0
-BURST = 40.0
-#: More errors than this within ERROR_WINDOW_S closes the connection (policy violation).
-MAX_ERRORS = 20
-ERROR_WINDOW_S = 10.0
-POLICY_VIOLATION = 1008
+#: Unanswered pings in a row after which the connection is dropped (``no_pong``).
+MAX_MISSED_PINGS = 10
+#: A connection whose unsent messages exceed this many bytes is dropped (``too_slow``).
+MAX_BEHIND_BYTES = 256 * 1024
+#: Seconds a new connection has to say ``hello`` (``hello_timeout``).
+HELLO_TIMEOUT_S = 10.0
 
-_Item = tuple[str, Callable[[float], None] | None] | None
+CLOSE_TIMEOUT = 4408
+CLOSE_TOO_SLOW = 4413
+CLOSE_NOT_FOUND = 4404
 
 
-class Connection:
-    """A player's or spectator's socket, as the table's :class:`~.seats.Client`."""
+class Link:
+    """A player's or spectator's socket as the runner sees it: connection id ``id``.
 
-    def __init__(self, ws: WebSocket, clock: Callable[[], float]) -> None:
+    ``on_sent(mark)`` is called when a message sent with a ``mark`` was handed to the
+    socket; ``on_drop(code, reason)`` when the link drops itself (too slow, no pongs)."""
+
+    def __init__(
+        self,
+        id: int,
+        ws: WebSocket,
+        clock: Callable[[], float],
+        on_sent: Callable[[int], None],
+    ) -> None:
+        self.id = id
         self.ws = ws
         self.clock = clock
-        self.seat: int | None = None
-        self.greeted = False
-        self.queue: asyncio.Queue[_Item] = asyncio.Queue()
+        self.on_sent = on_sent
+        self.queue: deque[tuple[str, int | None]] = deque()
+        self.queued_bytes = 0
+        self.wake = asyncio.Event()
         self.pings: dict[int, float] = {}
         self._ping_id = 0
-        self._tokens = BURST
-        self._refilled = clock()
-        self._errors: deque[float] = deque()
+        self.bucket = Bucket()  # pongs are rate-limited here, everything else by the table
+        self.greeted = False
+        self.closing: tuple[int, str] | None = None
         self.closed = False
 
-    def send(self, message: BaseModel, on_sent: Callable[[float], None] | None = None) -> None:
-        """Queue ``message`` (never blocks); ``on_sent`` gets the time it went to the socket."""
-        if not self.closed:
-            self.queue.put_nowait((message.model_dump_json(), on_sent))
+    # -- sending ---------------------------------------------------------------------------
 
-    def error(self, code: str, message: str) -> bool:
-        """Send one ``error``; returns False when the client has now abused the connection
-        too often and it should be closed."""
-        self.send(Error(code=code, message=message))
-        now = self.clock()
-        self._errors.append(now)
-        while self._errors and self._errors[0] < now - ERROR_WINDOW_S * 1000:
-            self._errors.popleft()
-        return len(self._errors) <= MAX_ERRORS
+    def send_text(self, text: str, mark: int | None = None) -> None:
+        """Queue one JSON text (never blocks); drops the link when it is too far behind."""
+        if self.closed or self.closing:
+            return
+        self.queue.append((text, mark))
+        self.queued_bytes += len(text)
+        if self.queued_bytes > MAX_BEHIND_BYTES:
+            self.queue.clear()
+            self.queued_bytes = 0
+            self.drop(CLOSE_TOO_SLOW, "too_slow", "you fell too far behind the table")
+            return
+        self.wake.set()
 
-    def allow(self) -> bool:
-        """Take one token from the rate limiter; False when the client floods."""
-        now = self.clock()
-        self._tokens = min(BURST, self._tokens + (now - self._refilled) / 1000 * RATE_PER_S)
-        self._refilled = now
-        if self._tokens < 1:
-            return False
-        self._tokens -= 1
-        return True
+    def close(self, code: int, reason: str) -> None:
+        """Close after what is queued (the table asked for it)."""
+        if self.closing is None:
+            self.closing = (code, reason)
+            self.wake.set()
 
-    def pong(self, ping_id: int) -> float | None:
-        """The round-trip time (ms) of ping ``ping_id``; None for an unknown id."""
-        sent = self.pings.pop(ping_id, None)
-        return None if sent is None else self.clock() - sent
+    def drop(self, code: int, reason: str, message: str) -> None:
+        """Tell the client why (an ``error`` with code ``reason``), then close."""
+        if self.closing is None and not self.closed:
+            self.queue.append((Error(code=reason, message=message).model_dump_json(), None))
+            self.close(code, reason)
 
     async def writer(self) -> None:
-        """Hand queued messages to the socket until :meth:`stop`."""
+        """Hand queued messages to the socket, then close it if asked."""
         with contextlib.suppress(WebSocketDisconnect, RuntimeError, OSError):
-            while (item := await self.queue.get()) is not None:
-                text, on_sent = item
-                if on_sent is not None:
-                    on_sent(self.clock())
-                await self.ws.send_text(text)
+            while not self.closed:
+                while self.queue:
+                    text, mark = self.queue.popleft()
+                    self.queued_bytes -= len(text)
+                    await self.ws.send_text(text)
+                    if mark is not None:
+                        self.on_sent(mark)
+                if self.closing is not None:
+                    code, reason = self.closing
+                    await self.ws.close(code, reason)
+                    return
+                self.wake.clear()
+                await self.wake.wait()
+
+    # -- pings -----------------------------------------------------------------------------
+
+    def pong(self, ping_id: int) -> float | None:
+        """The round-trip time (ms) of ping ``ping_id``; None for an unknown id. Answering
+        a ping forgives the ones before it."""
+        sent = self.pings.pop(ping_id, None)
+        if sent is None:
+            return None
+        for older in [i for i in self.pings if i < ping_id]:
+            del self.pings[older]
+        return self.clock() - sent
 
     async def pinger(self) -> None:
-        """Send a ``ping`` every second; keep the last few unanswered ones."""
-        while not self.closed:
+        """Send a ``ping`` every second; drop the link after too many go unanswered."""
+        while not self.closed and self.closing is None:
+            if len(self.pings) >= MAX_MISSED_PINGS:
+                self.drop(CLOSE_TIMEOUT, "no_pong", "pings went unanswered")
+                return
             self._ping_id += 1
             self.pings[self._ping_id] = self.clock()
-            for old in [i for i in self.pings if i < self._ping_id - 10]:
-                del self.pings[old]
-            self.send(Ping(id=self._ping_id))
+            self.send_text(Ping(id=self._ping_id).model_dump_json())
             await asyncio.sleep(PING_EVERY_S)
 
+    async def hello_deadline(self) -> None:
+        """Drop the link if it has not said ``hello`` in time."""
+        await asyncio.sleep(HELLO_TIMEOUT_S)
+        if not self.greeted:
+            self.drop(CLOSE_TIMEOUT, "hello_timeout", f"no hello within {HELLO_TIMEOUT_S:g} s")
+
     def stop(self) -> None:
-        """Stop the writer after what is queued; nothing more is queued."""
-        if not self.closed:
-            self.closed = True
-            self.queue.put_nowait(None)
+        """Nothing more is sent."""
+        self.closed = True
+        self.wake.set()
+
+
+def scope_extension(ws: WebSocket, name: str) -> Any:
+    """An object the transport put into the ASGI scope's ``extensions``, or None."""
+    return (ws.scope.get("extensions") or {}).get(name)

@@ -4,22 +4,17 @@ One SQLAlchemy Core schema serves SQLite (the default, an embedded file) and Pos
 (``postgresql://…`` uses the psycopg driver). The schema is created, or migrated to
 :data:`SCHEMA_VERSION`, when a :class:`Store` opens.
 
-Everything a table does that changes it is an event, stored before anyone is told of it, so
-that a table can be rebuilt after a crash by replaying its events (see
-:meth:`flyswat.server.table.Table.restore`). Event kinds and their data:
-
-- ``create``: ``{"options": TableOptions, "host": seat, "created_at": iso}``
-- ``join``: ``{"seat", "name", "token_hash"}`` (SHA-256 of the seat token, never the token)
-- ``ready``: ``{"seat", "ready"}``
-- ``start``: ``{"game_id", "seed", "start", "started_at"}``
-- ``reveal``: ``{"turn", "seat", "card", "auto"}``
-- ``round``: ``{"turn", "slaps": [{"seat", "card", "ms"}]}`` in the order applied
-- ``over``: ``{"game_id"}`` (the record itself is in the records table)
+Everything a table does that changes it is an event (:mod:`flyswat.table.events`, a
+discriminated union), stored before anyone is told of it, so that a table can be rebuilt after
+a crash by folding its events (:meth:`flyswat.table.core.Table.restore`). The events of one
+command are stored in one transaction (:meth:`Store.append_all`). A table's row keeps its
+state (lobby, playing, over, expired); an ``over`` event's record goes to the records table.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -39,6 +34,9 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.engine import Connection, Engine
+
+from flyswat.table import events as ev
+from flyswat.table.events import Event, data_of, parse
 
 SCHEMA_VERSION = 1
 
@@ -145,6 +143,34 @@ class Store:
             conn.execute(
                 _NEW_EVENT, {"code": code, "kind": kind, "data": json.dumps(data), "at": at}
             )
+
+    def append_all(self, code: str, batch: Sequence[Event]) -> None:
+        """Store the events of one command of table ``code``, in one transaction."""
+        at = now_iso()
+        with self.engine.begin() as conn:
+            rows = []
+            for event in batch:
+                data = data_of(event)
+                if isinstance(event, ev.Created):
+                    conn.execute(_NEW_TABLE, {"code": code, "state": "lobby", "created_at": at})
+                elif isinstance(event, ev.Started | ev.Expired):
+                    state = "playing" if isinstance(event, ev.Started) else "expired"
+                    conn.execute(_SET_STATE, {"key": code, "state": state})
+                elif isinstance(event, ev.Over):
+                    conn.execute(_SET_STATE, {"key": code, "state": "over"})
+                    record = data.pop("record", None)
+                    if record is not None:
+                        conn.execute(delete(records).where(records.c.game_id == event.game_id))
+                        row = {"game_id": event.game_id, "code": code, "record": json.dumps(record)}
+                        conn.execute(insert(records).values(**row))
+                rows.append({"code": code, "kind": event.kind, "data": json.dumps(data), "at": at})
+            if rows:
+                conn.execute(_NEW_EVENT, rows)
+
+    def load(self, code: str) -> list[Event]:
+        """Table ``code``'s events, parsed; raises pydantic's ValidationError for a stored
+        event that is not one."""
+        return [parse(kind, data) for kind, data in self.events(code)]
 
     def exists(self, code: str) -> bool:
         """Has a table with this code ever been stored?"""

@@ -1,7 +1,7 @@
 """The wire protocol: every HTTP body and WebSocket message, as pydantic models.
 
 ``docs/PROTOCOL.md`` describes them in prose; ``docs/protocol.schema.json`` is generated from
-these models (:func:`json_schema`, or ``python -m flyswat.server.protocol > docs/...``).
+these models (:func:`json_schema`, or ``python -m flyswat.protocol > docs/...``).
 
 Client messages are parsed with :func:`parse_client` (raises :class:`MalformedError` with a
 code, never anything else). Server messages are built from these models and sent as JSON. A
@@ -16,10 +16,13 @@ import sys
 from typing import Annotated, Any, Literal, TypeAlias, cast
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from typing_extensions import TypedDict
 
+from flyswat.cards import DECK
 from flyswat.errors import MalformedError
+from flyswat.rules import MAX_SEATS, MAX_SLAP_WINDOW_MS, MIN_SEATS, MIN_SLAP_WINDOW_MS
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 MAX_MESSAGE_BYTES = 4096
 MAX_NAME = 32
 
@@ -27,27 +30,106 @@ MAX_NAME = 32
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Strict: a string is not a number and a number is not a boolean (docs/PROTOCOL.md).
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+# -- the view (flyswat.view.View.to_json): the one thing sent about the game ---------------
+
+
+class SeatCard(TypedDict):
+    """A seat and a card: a hand laid, a fly won, a penalty paid."""
+
+    seat: int
+    card: str
+
+
+class OpenRoundView(TypedDict):
+    """An open slap round as one seat sees it: hands laid per seat, your own hands (in the
+    order you laid them), whether you said done. Others' cards stay hidden until the close."""
+
+    trigger: str
+    seat: int
+    laid: list[int]
+    mine: list[str]
+    done: bool
+
+
+class LastRoundView(TypedDict):
+    """The last resolved round, all public: allowed colours, hands in stacking order, wins and
+    penalties in the order applied (R17–R20)."""
+
+    trigger: str
+    seat: int
+    allowed: list[str]
+    slaps: list[SeatCard]
+    won: list[SeatCard]
+    penalties: list[SeatCard]
+
+
+class ResultView(TypedDict):
+    """Per seat: points (R23), flies won, place (R24)."""
+
+    points: list[int]
+    flies: list[int]
+    places: list[int]
+
+
+class GameView(TypedDict):
+    """One seat's view of the game (R25); ``seat`` is null for a spectator."""
+
+    seat: int | None
+    seats: int
+    hands: int
+    to_move: int
+    turn: int
+    draw_counts: list[int]
+    won_counts: list[int]
+    won: list[str]
+    centre: list[str]
+    box: list[str]
+    last_card: str | None
+    round: OpenRoundView | None
+    last_round: LastRoundView | None
+    over: bool
+    result: ResultView | None
+    revealed_draw: list[list[str]] | None
+    revealed_won: list[list[str]] | None
+    removed: int
+    revealed_removed: list[str] | None
 
 
 class BotSeat(_Model):
     """A seat played by a server bot of the given level (see ``flyswat.bots.LEVELS``)."""
 
-    seat: int = Field(ge=0, le=7)
+    seat: int = Field(ge=0, le=MAX_SEATS - 1)
     level: str = "normal"
 
 
 class TableOptions(_Model):
-    """The options a table is created with."""
+    """The options a table is created with. The rule options' bounds are the rules' own
+    (:class:`flyswat.rules.Rules`): ``remove`` is at most 112 - ``seats``, which the rules
+    check (``bad_rules``)."""
 
-    seats: int = Field(4, ge=2, le=8, description="number of seats, bots included (R4)")
+    seats: int = Field(
+        4, ge=MIN_SEATS, le=MAX_SEATS, description="number of seats, bots included (R4)"
+    )
     bots: list[BotSeat] = Field(default_factory=list, description="which seats are bots")
-    remove: int = Field(0, ge=0, le=110, description="cards removed unseen (R6)")
-    slap_window_ms: int = Field(3000, ge=500, le=30_000, description="slap window (R21)")
+    remove: int = Field(
+        0,
+        ge=0,
+        le=len(DECK) - MIN_SEATS,
+        description="cards removed unseen (R6): at most 112 - seats",
+    )
+    slap_window_ms: int = Field(
+        3000, ge=MIN_SLAP_WINDOW_MS, le=MAX_SLAP_WINDOW_MS, description="slap window (R21)"
+    )
     turn_timeout_ms: int = Field(
         4000, ge=200, le=60_000, description="the server reveals for a player after this"
     )
-    start: int | None = Field(None, ge=0, le=7, description="start seat (R9); None = random")
+    start: int | None = Field(
+        None, ge=0, le=MAX_SEATS - 1, description="start seat (R9); None = random"
+    )
 
 
 class PlayerInfo(_Model):
@@ -94,10 +176,18 @@ class JoinTable(_Model):
 
 
 class TableList(_Model):
-    """``GET /api/tables``: the tables in the lobby or playing, and the bot levels offered."""
+    """``GET /api/tables``: the tables one can join (in the lobby, a seat free), newest first,
+    one page of them; ``next`` is the cursor of the next page (``?after=``), null at the end."""
 
     tables: list[TableInfo]
     levels: list[str]
+    next: str | None = None
+
+
+class StartTable(_Model):
+    """``POST /api/tables/{code}/start``: the host's token."""
+
+    token: str = Field(max_length=64)
 
 
 class Seated(_Model):
@@ -194,7 +284,7 @@ class Welcome(_Model):
     protocol: int = PROTOCOL_VERSION
     seat: int | None
     table: TableInfo
-    view: dict[str, Any] | None
+    view: GameView | None
     window_left_ms: int | None = Field(
         None, description="during a round: ms left of its slap window; None otherwise"
     )
@@ -217,7 +307,7 @@ class Started(_Model):
     commitment: str
     start: int
     table: TableInfo
-    view: dict[str, Any]
+    view: GameView
     turn_deadline_ms: int | None = Field(
         None, description="ms until the server reveals for the human to move; None otherwise"
     )
@@ -237,7 +327,7 @@ class Revealed(_Model):
     round: bool
     window_ms: int | None
     auto: bool
-    view: dict[str, Any]
+    view: GameView
     turn_deadline_ms: int | None = Field(
         None, description="ms until the server reveals for the human to move; None otherwise"
     )
@@ -253,12 +343,12 @@ class Accepted(_Model):
 
 
 class Hands(_Model):
-    """During a round: how many hands each seat has laid and who said done (no cards)."""
+    """During a round, after each accepted hand or done: your view, whose ``round`` holds the
+    hands laid per seat and your own (never others' cards)."""
 
     type: Literal["hands"] = "hands"
     turn: int
-    laid: list[int]
-    done: list[int]
+    view: GameView
 
 
 class RoundClosed(_Model):
@@ -266,7 +356,7 @@ class RoundClosed(_Model):
 
     type: Literal["round"] = "round"
     turn: int
-    view: dict[str, Any]
+    view: GameView
     turn_deadline_ms: int | None = Field(
         None, description="ms until the server reveals for the human to move; None otherwise"
     )
@@ -281,7 +371,7 @@ class Over(_Model):
     commitment: str
     record_url: str
     table: TableInfo
-    view: dict[str, Any]
+    view: GameView
 
 
 class Ping(_Model):
@@ -324,12 +414,16 @@ def parse_client(raw: str | bytes) -> BaseModel:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError):
         raise MalformedError("not JSON", "malformed") from None
+    except RecursionError:
+        raise MalformedError("JSON nested too deeply", "malformed") from None
     if not isinstance(data, dict) or not isinstance(data.get("type"), str):
         raise MalformedError('a message is a JSON object with a string "type"', "malformed")
     if data["type"] not in CLIENT_TYPES:
         raise MalformedError(f"unknown message type {data['type']!r}", "unknown_type")
     try:
         msg: BaseModel = _client_adapter.validate_python(data)
+    except RecursionError:
+        raise MalformedError("JSON nested too deeply", "malformed") from None
     except ValidationError as e:
         first = e.errors()[0]
         where = ".".join(str(p) for p in first["loc"][1:]) or "message"
@@ -343,6 +437,8 @@ def json_schema() -> dict[str, Any]:
         TableOptions,
         CreateTable,
         JoinTable,
+        StartTable,
+        TableList,
         Seated,
         TableInfo,
         HttpError,

@@ -1,44 +1,71 @@
-"""Seats, clients and table codes: the small parts a table is made of.
-
-A :class:`Client` is whatever carries messages to one connection (the WebSocket adapter in
-:mod:`.app`, or a list in a unit test). The table never awaits a client: :meth:`Client.send`
-queues, so one broadcast is one synchronous step and nobody gets a message first (R10).
-"""
+"""The small parts a table is made of: seats, connections, names, tokens and codes."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
 import secrets
-from collections.abc import Callable
+from collections import deque
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
-
-from pydantic import BaseModel
+from typing import Literal
 
 from flyswat.arbiter import RttLog
 from flyswat.errors import MalformedError
-from flyswat.server.protocol import MAX_NAME
+from flyswat.protocol import MAX_NAME
 
 #: Table codes avoid letters and digits that look alike (0/O, 1/I/L).
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 CODE_LENGTH = 6
 
+#: Token bucket of one connection and of one seat: messages per second, and burst.
+RATE_PER_S = 20.0
+BURST = 40.0
+#: More errors than this within ERROR_WINDOW_MS closes the connection (policy violation).
+MAX_ERRORS = 20
+ERROR_WINDOW_MS = 10_000.0
 
-class Client(Protocol):
-    """One connection to a table: a player's (``seat`` set) or a spectator's."""
 
+class Bucket:
+    """A token bucket on the table's clock: :meth:`take` is False when it is empty."""
+
+    def __init__(self, rate_per_s: float = RATE_PER_S, burst: float = BURST) -> None:
+        self.rate, self.burst = rate_per_s, burst
+        self.tokens = burst
+        self.at: float | None = None
+
+    def take(self, now: float) -> bool:
+        """Take one token at ``now`` (ms); False when none is left."""
+        if self.at is not None:
+            self.tokens = min(self.burst, self.tokens + (now - self.at) / 1000 * self.rate)
+        self.at = now
+        if self.tokens < 1:
+            return False
+        self.tokens -= 1
+        return True
+
+
+@dataclass(eq=False)
+class Conn:
+    """One connection to a table, after its ``hello``: a seat's, or a spectator's (None)."""
+
+    id: int
     seat: int | None
+    bucket: Bucket = field(default_factory=Bucket)
+    errors: deque[float] = field(default_factory=deque)
 
-    def send(self, message: BaseModel, on_sent: Callable[[float], None] | None = None) -> None:
-        """Queue ``message``; call ``on_sent(t)`` with the clock time it was handed to the
-        network. Never blocks, never raises."""
-        ...  # pragma: no cover
+    def erred(self, now: float) -> bool:
+        """Count one refused message; True when the connection has now erred too often."""
+        self.errors.append(now)
+        while self.errors and self.errors[0] < now - ERROR_WINDOW_MS:
+            self.errors.popleft()
+        return len(self.errors) > MAX_ERRORS
 
 
 @dataclass(eq=False)
 class Seat:
-    """One seat of a table: a human (once joined: name and token hash) or a bot."""
+    """One seat of a table: a human (once joined: name and token hash) or a bot.
+
+    A seat has at most one live connection (``conn``): a new ``hello`` takes it over."""
 
     index: int
     kind: Literal["human", "bot"]
@@ -46,8 +73,9 @@ class Seat:
     name: str | None = None
     token_hash: str | None = None
     ready: bool = False
-    clients: set[Client] = field(default_factory=set)
+    conn: int | None = None
     rtt: RttLog = field(default_factory=RttLog)
+    bucket: Bucket = field(default_factory=Bucket)
     too_fast: int = 0
 
     @property
@@ -62,8 +90,8 @@ class Seat:
 
     @property
     def connected(self) -> bool:
-        """A bot, or a human with at least one open connection."""
-        return self.is_bot or bool(self.clients)
+        """A bot, or a human with an open connection."""
+        return self.is_bot or self.conn is not None
 
     def holds(self, token: str) -> bool:
         """Does ``token`` belong to this seat? (Constant-time comparison.)"""
@@ -77,11 +105,6 @@ class Seat:
         if self.level is not None:
             entry["level"] = self.level
         return entry
-
-
-def new_token() -> str:
-    """A fresh secret seat token."""
-    return secrets.token_urlsafe(24)
 
 
 def token_hash(token: str) -> str:

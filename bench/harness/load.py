@@ -42,7 +42,7 @@ import httpx
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import WebSocketException
 
-from flyswat.loadtest.client import target
+from harness.client import target
 
 #: The start of the messages a load player needs to read no further than their type.
 _HANDS = '{"type":"hands"'

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from flyswat.loadtest.client import Race, Racer, open_table, start_table
-from flyswat.loadtest.proxy import DelayProxy
+from harness.client import Race, Racer, open_table, start_table
+from harness.proxy import DelayProxy
 
 
 def ex_gauss(mu: float, sigma: float, tau: float) -> Callable[[random.Random], float]:

@@ -1,0 +1,196 @@
+"""The asyncio runner: carries out what the sans-I/O tables ask, on one event loop.
+
+:class:`Runner` owns a process's tables (:class:`flyswat.table.core.Table`), their single
+wake-up timers, the links of their connections and the store. :meth:`Runner.run` hands a
+command to a table with the clock's ``now`` and carries out the outcome in one rule: **store,
+then tell** — the outcome's events are committed before any of its messages is queued. The
+tables never await, so each command is atomic on the loop.
+
+Memory holds the tables in the lobby or in play, and finished ones while somebody is still
+connected to them; a finished table nobody watches is dropped (:meth:`forget`) and rebuilt
+from the store on demand (:meth:`find`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import time
+from collections.abc import Callable
+
+from pydantic import ValidationError
+
+from flyswat import protocol as p
+from flyswat.errors import FlyswatError, IllegalActionError
+from flyswat.server.connection import Link
+from flyswat.server.store import Store
+from flyswat.table.core import Table
+from flyswat.table.io import Command, Gone, Outcome, Sent, Sources, Tick
+from flyswat.table.seats import new_code
+
+log = logging.getLogger("flyswat.server")
+
+
+def monotonic_ms() -> float:
+    """The clock the tables run on, in ms: the same one as the asyncio loop's timers."""
+    return time.monotonic() * 1000.0
+
+
+class Runner:
+    """The tables of one server process, the store they live in, and their connections."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        bot_pace: float = 1.0,
+        clock: Callable[[], float] = monotonic_ms,
+        sources: Callable[[], Sources] = Sources,
+    ) -> None:
+        self.store = store
+        self.bot_pace = bot_pace
+        self.clock = clock
+        self.sources = sources
+        self.tables: dict[str, Table] = {}
+        self.links: dict[int, Link] = {}
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._ids = itertools.count(1)
+
+    # -- the one rule ----------------------------------------------------------------------
+
+    def run(self, table: Table, command: Command) -> Outcome:
+        """Hand ``command`` to ``table`` now and carry out the outcome; a refused HTTP
+        command raises :class:`FlyswatError` having changed nothing."""
+        outcome = table.handle(command, self.clock())
+        self.carry_out(table, outcome)
+        return outcome
+
+    def carry_out(self, table: Table, outcome: Outcome) -> None:
+        """Store the events, then queue the messages and closes, then set the table's timer."""
+        if outcome.events:
+            self.store.append_all(table.code, outcome.events)
+        texts: dict[int, str] = {}  # a broadcast's message is encoded once per seat
+        for send in outcome.sends:
+            link = self.links.get(send.conn)
+            if link is not None:
+                key = id(send.message)
+                if key not in texts:
+                    texts[key] = send.message.model_dump_json()
+                link.send_text(texts[key], send.mark)
+        for close in outcome.closes:
+            link = self.links.get(close.conn)
+            if link is not None:
+                link.close(close.code, close.reason)
+        self._schedule(table)
+
+    def _schedule(self, table: Table) -> None:
+        timer = self._timers.pop(table.code, None)
+        if timer is not None:
+            timer.cancel()
+        wake = table.wake_at
+        if wake is None:
+            return
+        delay = max(0.0, (wake - self.clock()) / 1000) + 0.0005
+        loop = asyncio.get_running_loop()
+        self._timers[table.code] = loop.call_later(delay, self._tick, table.code)
+
+    def _tick(self, code: str) -> None:
+        self._timers.pop(code, None)
+        table = self.tables.get(code)
+        if table is not None:
+            self.run(table, Tick())
+            self.forget(table)
+
+    # -- tables ----------------------------------------------------------------------------
+
+    def _load(self, code: str) -> Table | None:
+        try:
+            events = self.store.load(code)
+        except ValidationError:
+            log.exception("table %s has a stored event that is not one", code)
+            return None
+        if not events:
+            return None
+        try:
+            table, outcome = Table.restore(code, events, self.sources(), self.clock(),
+                                           bot_pace=self.bot_pace)  # fmt: skip
+        except FlyswatError:
+            log.exception("table %s cannot be restored", code)
+            return None
+        if table.state == "over" and table.record is None:
+            table.record = self.store.record(code)
+        self.tables[code] = table
+        self.carry_out(table, outcome)
+        return table
+
+    def restore(self) -> None:
+        """Rebuild every stored table in the lobby or in play and resume it."""
+        for code, state in self.store.codes():
+            if state in ("lobby", "playing"):
+                self._load(code)
+
+    def find(self, code: str) -> Table | None:
+        """The table with this code, rebuilt from the store if it is not in memory."""
+        return self.tables.get(code) or self._load(code)
+
+    def table(self, code: str) -> Table:
+        """The table with this code; raises ``not_found``."""
+        table = self.find(code)
+        if table is None:
+            raise IllegalActionError(f"no table {code!r}", "not_found")
+        return table
+
+    def create(self, body: p.CreateTable) -> tuple[Table, int, str]:
+        """A new table with its host seated: ``(table, seat, token)``."""
+        options = p.TableOptions(**body.model_dump(exclude={"name"}))
+        code = new_code()
+        while code in self.tables or self.store.exists(code):
+            code = new_code()
+        table, outcome = Table.create(code, options, body.name, self.sources(), self.clock(),
+                                      bot_pace=self.bot_pace)  # fmt: skip
+        self.tables[code] = table
+        self.carry_out(table, outcome)
+        seat, token = outcome.reply
+        return table, seat, token
+
+    def forget(self, table: Table) -> None:
+        """Drop ``table`` from memory if it is finished (over or expired) and nobody is
+        connected to it."""
+        if table.state in ("over", "expired") and not table.conns and not table.strangers:
+            timer = self._timers.pop(table.code, None)
+            if timer is not None:
+                timer.cancel()
+            self.tables.pop(table.code, None)
+
+    def sweep(self) -> None:
+        """Forget every finished table that nobody watches."""
+        for table in list(self.tables.values()):
+            self.forget(table)
+
+    # -- connections -----------------------------------------------------------------------
+
+    def link(self, table: Table, make: Callable[[int, Callable[[int], None]], Link]) -> Link:
+        """A new connection to ``table``: ``make(id, on_sent)`` builds its link."""
+        conn = next(self._ids)
+
+        def on_sent(turn: int) -> None:
+            if conn in self.links:
+                self.run(table, Sent(conn, turn))
+
+        link = make(conn, on_sent)
+        self.links[conn] = link
+        return link
+
+    def unlink(self, table: Table, link: Link) -> None:
+        """``link`` closed: tell its table, forget the link."""
+        self.links.pop(link.id, None)
+        self.run(table, Gone(link.id))
+        self.forget(table)
+
+    def close(self) -> None:
+        """Stop every timer and release the store."""
+        for timer in self._timers.values():
+            timer.cancel()
+        self._timers.clear()
+        self.store.close()

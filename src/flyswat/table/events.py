@@ -1,0 +1,162 @@
+"""A table's stored events: everything that changes a table, as a discriminated union.
+
+The store keeps each table's events in order; a table is rebuilt by folding them through
+:meth:`flyswat.table.core.Table.apply`, the same code that applies them in play. Events are
+stored before anyone is told of them (the runner enforces it, :mod:`flyswat.server.runner`).
+
+Version 1 stores (before slaps were stored one by one) wrote a ``round`` event when a round
+closed; it still restores (:class:`LegacyRound`).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, TypeAlias, cast
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from flyswat.protocol import TableOptions
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Created(_Event):
+    """The table was made with ``options``; ``host`` is the host's seat."""
+
+    kind: Literal["create"] = "create"
+    options: TableOptions
+    host: int
+    created_at: str | None = None
+
+
+class Joined(_Event):
+    """A human took ``seat``; the store keeps the SHA-256 of its token, never the token."""
+
+    kind: Literal["join"] = "join"
+    seat: int
+    name: str
+    token_hash: str
+
+
+class ReadySet(_Event):
+    """``seat`` is ready (or not) to start."""
+
+    kind: Literal["ready"] = "ready"
+    seat: int
+    ready: bool
+
+
+class Started(_Event):
+    """The game started with this secret seed (published at the end) and start seat."""
+
+    kind: Literal["start"] = "start"
+    game_id: str
+    seed: str
+    start: int
+    started_at: str
+
+
+class Revealed(_Event):
+    """Reveal number ``turn`` (from 1): ``seat`` revealed ``card``; ``auto`` when the server
+    revealed for an absent player."""
+
+    kind: Literal["reveal"] = "reveal"
+    turn: int
+    seat: int
+    card: str
+    auto: bool = False
+
+
+class Slapped(_Event):
+    """An accepted hand in the round of ``turn``: ``seat`` on ``card`` at effective time
+    ``ms`` (the arbiter's, from the instant the trigger was shown). Stored before the slapper
+    is told ``accepted``."""
+
+    kind: Literal["slap"] = "slap"
+    turn: int
+    seat: int
+    card: str
+    ms: float
+
+
+class SaidDone(_Event):
+    """``seat`` lays no more hands in the round of ``turn`` (said so, or is not waited for)."""
+
+    kind: Literal["done"] = "done"
+    turn: int
+    seat: int
+
+
+class TooFast(_Event):
+    """``seat`` claimed a reaction faster than a human's in the round of ``turn``: refused."""
+
+    kind: Literal["too_fast"] = "too_fast"
+    turn: int
+    seat: int
+
+
+class Closed(_Event):
+    """The round of ``turn`` was decided: its hands stack by effective time (R17–R20)."""
+
+    kind: Literal["close"] = "close"
+    turn: int
+
+
+class Over(_Event):
+    """The game ended; ``record`` is its game record (``shared/RECORD.md``)."""
+
+    kind: Literal["over"] = "over"
+    game_id: str
+    record: dict[str, Any] | None = None
+
+
+class Expired(_Event):
+    """The lobby was left unused for too long and closed."""
+
+    kind: Literal["expire"] = "expire"
+
+
+class LegacySlap(BaseModel):
+    """A slap in a version 1 ``round`` event."""
+
+    seat: int
+    card: str
+    ms: float | None = None
+
+
+class LegacyRound(_Event):
+    """Version 1: a round closed with these slaps, in the order applied."""
+
+    kind: Literal["round"] = "round"
+    turn: int
+    slaps: list[LegacySlap]
+
+
+Event: TypeAlias = Annotated[
+    Created
+    | Joined
+    | ReadySet
+    | Started
+    | Revealed
+    | Slapped
+    | SaidDone
+    | TooFast
+    | Closed
+    | Over
+    | Expired
+    | LegacyRound,
+    Field(discriminator="kind"),
+]
+_adapter: TypeAdapter[Any] = TypeAdapter(cast(Any, Event))
+
+
+def parse(kind: str, data: dict[str, Any]) -> Event:
+    """The event stored as ``kind`` with ``data``; raises pydantic's ValidationError."""
+    event: Event = _adapter.validate_python({**data, "kind": kind})
+    return event
+
+
+def data_of(event: Event) -> dict[str, Any]:
+    """What the store keeps of ``event`` beside its kind."""
+    return event.model_dump(exclude={"kind"}, mode="json")

@@ -1,0 +1,145 @@
+"""What goes into a table and what comes out of it: commands in, effects out.
+
+A runner (:mod:`flyswat.server.runner`, or a test) hands each :class:`Command` to
+:meth:`flyswat.table.core.Table.handle` with the time ``now`` (ms on a monotonic clock) and
+carries out the :class:`Outcome`: first it stores ``events`` (nothing is told that is not
+stored), then it delivers ``sends`` and ``closes``, and it wakes the table with :class:`Tick`
+at :attr:`~flyswat.table.core.Table.wake_at`. Connections are plain ids chosen by the runner.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, TypeAlias
+
+from pydantic import BaseModel
+
+from flyswat.table.events import Event
+
+# -- commands -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """Connection ``conn`` sent ``message`` (a parsed client message, :mod:`flyswat.protocol`),
+    or ``error``: it sent something unparsable, refused with that error."""
+
+    conn: int
+    message: BaseModel | None = None
+    error: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class Gone:
+    """Connection ``conn`` closed."""
+
+    conn: int
+
+
+@dataclass(frozen=True, slots=True)
+class Rtt:
+    """A round-trip time measured on connection ``conn``: ``ms`` from a ``ping``'s send to
+    its ``pong``, or ``network_ms`` as the network itself measured it (the socket's own
+    ``TCP_INFO``, or a trusted front's); either may be None."""
+
+    conn: int
+    ms: float | None = None
+    network_ms: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Sent:
+    """The reveal of ``turn`` was handed to connection ``conn``'s socket at ``now``."""
+
+    conn: int
+    turn: int
+
+
+@dataclass(frozen=True, slots=True)
+class Join:
+    """Someone takes the next free human seat under ``name`` (HTTP)."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class StartBy:
+    """The holder of ``token`` starts the game (HTTP)."""
+
+    token: str
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    """Time passed: the table's wake-up time came."""
+
+
+Command: TypeAlias = Message | Gone | Rtt | Sent | Join | StartBy | Tick
+
+# -- effects --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    """Deliver ``message`` to connection ``conn``; ``mark``: report its hand-over to the
+    socket with :class:`Sent` (reveals that open a round: the arbiter times from then)."""
+
+    conn: int
+    message: BaseModel
+    mark: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Close:
+    """Close connection ``conn`` with WebSocket close ``code`` after what was sent to it."""
+
+    conn: int
+    code: int
+    reason: str = ""
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What one command did: events to store first, then messages and closes to deliver;
+    ``reply`` answers an HTTP command."""
+
+    events: list[Event] = field(default_factory=list)
+    sends: list[Send] = field(default_factory=list)
+    closes: list[Close] = field(default_factory=list)
+    reply: Any = None
+
+
+# -- the sources of chance and wall-clock time ------------------------------------------------
+
+
+def _utc_now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(slots=True)
+class Sources:
+    """Where a table gets what it cannot compute: secret seeds, game ids, seat tokens, the
+    wall-clock date for records, and the bots' randomness. Tests pass fixed ones."""
+
+    seed: Callable[[], str] = lambda: secrets.token_hex(16)
+    game_id: Callable[[], str] = lambda: uuid.uuid4().hex[:16]
+    token: Callable[[], str] = lambda: secrets.token_urlsafe(24)
+    wall: Callable[[], str] = _utc_now
+    rng: random.Random = field(default_factory=lambda: random.Random(secrets.randbits(64)))
+
+    @staticmethod
+    def fixed(n: int = 0) -> Sources:
+        """Deterministic sources for tests: seed ``seed-n``, tokens ``tok-1``, ``tok-2``…"""
+        counter = iter(range(1, 1_000_000))
+        return Sources(
+            seed=lambda: f"seed-{n}",
+            game_id=lambda: f"game-{n}",
+            token=lambda: f"tok-{next(counter)}",
+            wall=lambda: "2026-12-01T00:00:00Z",
+            rng=random.Random(n),
+        )

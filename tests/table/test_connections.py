@@ -1,0 +1,96 @@
+"""The connection rules, sans I/O: hello first, one live socket per seat, spectators watch,
+limits per connection and per seat."""
+
+from __future__ import annotations
+
+from flyswat.table import core
+from flyswat.table.core import CLOSE_POLICY, CLOSE_REPLACED
+
+from .harness import Harness
+
+
+def test_hello_comes_first() -> None:
+    h = Harness()
+    h.say(7, type="ready")
+    assert h.last(7, "error")["code"] == "hello_first"
+    h.say(7, type="hello", token=h.tokens[0])
+    assert h.last(7, "welcome")["seat"] == 0
+    h.say(7, type="hello", token=h.tokens[0])
+    assert h.last(7, "error")["code"] == "already_hello"
+
+
+def test_a_bad_token_is_refused_and_seats_nobody() -> None:
+    h = Harness()
+    h.say(7, type="hello", token="not-a-token")
+    assert h.last(7, "error")["code"] == "bad_token"
+    assert h.table.conns == {}
+
+
+def test_spectators_watch_and_cannot_act() -> None:
+    h = Harness()
+    h.say(9, type="hello")
+    assert h.last(9, "welcome")["seat"] is None
+    for message in ({"type": "ready"}, {"type": "start"}, {"type": "reveal"}):
+        h.say(9, **message)
+        assert h.last(9, "error")["code"] == "spectator"
+
+
+def test_a_seat_has_one_live_socket_and_a_new_hello_takes_it_over() -> None:
+    h = Harness()
+    h.say(1, type="hello", token=h.tokens[0])
+    h.say(2, type="hello", token=h.tokens[0])
+    assert h.last(1, "error")["code"] == "replaced"
+    assert h.closed[1].code == CLOSE_REPLACED
+    assert h.table.seats[0].conn == 2 and set(h.table.conns) == {2}
+    h.gone(1)  # the old socket's close changes nothing for the new one
+    assert h.table.seats[0].connected
+
+
+def test_a_seat_is_rate_limited_across_its_sockets() -> None:
+    h = Harness(seats=3)
+    h.seat_everyone()
+    refused = 0
+    for i in range(200):  # new sockets of one seat, each toggling ready
+        conn = 100 + i
+        h.say(conn, type="hello", token=h.tokens[1])
+        h.say(conn, type="ready", ready=i % 2 == 0)
+        refused += any(m.get("code") == "rate_limited" for m in h.told.get(conn, []))
+    assert refused > 100  # all at one instant: the seat's bucket holds 40
+
+
+def test_a_connection_that_keeps_erring_is_closed() -> None:
+    h = Harness()
+    h.say(1, type="hello", token=h.tokens[0])
+    for _ in range(25):
+        h.now += 100  # slow enough for the rate limit, not for the error count
+        h.say(1, type="nonsense")
+    assert h.closed[1].code == CLOSE_POLICY
+    assert 1 not in h.table.conns
+
+
+def test_a_connection_that_errs_before_hello_is_closed_too() -> None:
+    h = Harness()
+    for _ in range(25):
+        h.say(5, type="ready")
+    assert h.closed[5].code == CLOSE_POLICY
+
+
+def test_a_table_takes_a_bounded_number_of_spectators() -> None:
+    h = Harness()
+    for conn in range(100, 100 + core.MAX_SPECTATORS):
+        h.say(conn, type="hello")
+    late = 100 + core.MAX_SPECTATORS
+    h.say(late, type="hello")
+    assert h.last(late, "error")["code"] == "spectators_full" and late in h.closed
+    assert h.table.info().spectators == core.MAX_SPECTATORS
+
+
+def test_strict_messages_a_string_is_not_a_number_and_a_number_is_not_a_boolean() -> None:
+    h = Harness()
+    ana, *_ = h.started()
+    card = h.open_round()[0]
+    for bad in ({"ms": "300"}, {"ms": True}, {"turn": "5"}, {"ms": 300.5}):
+        h.say(ana, type="slap", card=card.text, **bad)
+        assert h.last(ana, "error")["code"] == "malformed"
+    assert h.game.round is not None and h.game.round.slaps == []
+    assert h.table.seats[0].too_fast == 0

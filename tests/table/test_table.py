@@ -1,0 +1,247 @@
+"""The sans-I/O table: arbitration as the table applies it, timers, store-then-tell and
+restoring — all synchronous, on a clock the test sets."""
+
+from __future__ import annotations
+
+import pytest
+
+from flyswat.bots import PlannedSlap
+from flyswat.table import core
+from flyswat.table import events as ev
+from flyswat.table.core import Table
+from flyswat.table.io import Sources
+
+from .harness import Harness
+
+
+def test_the_faster_reaction_is_underneath_even_when_it_arrives_later() -> None:
+    h = Harness()
+    ana, bruno, carla = h.started()
+    h.rtt(ana, 1.0)  # Ana: a fast link, allowance 11 ms
+    h.rtt(bruno, 100.0)  # Bruno: a slow one, allowance 110 ms
+    h.open_round()
+    card, sent = h.allowed_card(), h.now
+    h.now = sent + 400
+    h.say(ana, type="slap", card=card.text, ms=400)  # E = 400: Ana's 400 stands
+    h.now = sent + 450
+    h.say(bruno, type="slap", card=card.text, ms=330)  # E = 450, A = 110: 340 at best
+    assert h.last(bruno, "accepted")["ms"] == 340
+    h.say(ana, type="done")
+    h.say(bruno, type="done")
+    assert h.game.round is not None  # Carla could still slap underneath
+    h.say(carla, type="done")
+    closed = h.last(carla, "round")["view"]["last_round"]
+    assert closed["slaps"][:2] == [{"seat": 1, "card": card.text}, {"seat": 0, "card": card.text}]
+    assert {"seat": 1, "card": card.text} in closed["won"]
+    assert h.last(ana, "round") == h.last(bruno, "round") | {"view": h.last(ana, "round")["view"]}
+
+
+def test_a_claim_beyond_the_allowance_loses_to_the_earlier_arrival() -> None:
+    h = Harness()
+    ana, bruno, carla = h.started()
+    h.rtt(ana, 1.0)
+    h.rtt(bruno, 1.0)
+    h.open_round()
+    card, sent = h.allowed_card(), h.now
+    h.now = sent + 400
+    h.say(ana, type="slap", card=card.text, ms=400)
+    h.now = sent + 450
+    h.say(bruno, type="slap", card=card.text, ms=200)  # the network explains 11 ms only
+    assert h.last(bruno, "accepted")["ms"] == 439
+    for conn in (ana, bruno, carla):
+        h.say(conn, type="done")
+    assert h.last(bruno, "round")["view"]["last_round"]["won"][0] == {"seat": 0, "card": card.text}
+
+
+def test_r21_the_round_closes_once_no_missing_slap_can_count() -> None:
+    h = Harness(slap_window_ms=600)
+    conns = h.started()
+    for conn in conns:
+        h.rtt(conn, 40.0)  # allowance 50 ms each
+    h.open_round()
+    game, sent = h.game, h.now
+    h.say(conns[0], type="done")
+    assert h.table.wake_at == sent + 650  # window 600 + allowance 50
+    h.at(sent + 649.9)
+    assert game.round is not None
+    h.at(sent + 650)  # a hand at the window's edge is too late (R21): nothing can count now
+    assert game.round is None
+    assert h.last(conns[0], "round")["turn"] == len(game.turns)
+
+
+def test_r21_a_slap_at_the_window_edge_is_too_late() -> None:
+    h = Harness(slap_window_ms=600)
+    ana, *_ = h.started()
+    h.open_round()
+    card, sent = h.allowed_card(), h.now
+    h.now = sent + 600  # no RTT measured yet: no allowance beyond what the server saw
+    h.say(ana, type="slap", card=card.text)
+    assert h.last(ana, "error")["code"] == "too_late"
+
+
+def test_bot_slaps_take_their_planned_time_in_the_same_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    plan = lambda level, v, rng: [PlannedSlap(v.centre[0], 300)]  # noqa: E731
+    monkeypatch.setattr(core.bots, "decide", plan)
+    h = Harness(seats=2, bots=[{"seat": 1, "level": "hard"}])
+    (ana,) = h.started()
+    h.rtt(ana, 1.0)
+    game = h.game
+    while game.round is None:
+        if game.to_move == 0:
+            h.say(ana, type="reveal")
+        else:
+            h.at(h.table.wake_at or h.now)  # the bot reveals when its pause is over
+    target, sent = game.centre[0], h.now
+    h.now = sent + 290
+    h.say(ana, type="slap", card=target.text, ms=290)
+    assert ev.Slapped(turn=len(game.turns), seat=0, card=target.text, ms=290) in h.stored
+    h.say(ana, type="done")
+    assert game.round is not None  # the bot's planned hand is still to land
+    h.at(sent + 300)
+    closed = h.last(ana, "round")["view"]["last_round"]
+    assert closed["slaps"] == [{"seat": 0, "card": target.text}, {"seat": 1, "card": target.text}]
+
+
+def test_messages_say_how_long_the_turn_and_the_window_have_left() -> None:
+    h = Harness()
+    ana, *_ = h.started()
+    assert h.last(ana, "started")["turn_deadline_ms"] == 60_000
+    game, late = h.game, 100
+    while True:
+        h.say(game.to_move + 1, type="reveal")
+        shown = h.last(ana, "reveal")
+        if game.round is not None:
+            break
+        if shown["round"]:
+            assert h.last(ana, "round")["turn_deadline_ms"] == 60_000
+        else:
+            assert shown["turn_deadline_ms"] == 60_000
+        h.now += 1000
+        late += 1
+        h.say(late, type="hello")
+        assert h.last(late, "welcome")["turn_deadline_ms"] == 59_000
+        assert h.last(late, "welcome")["window_left_ms"] is None
+    assert shown["turn_deadline_ms"] is None
+    h.now += 500
+    h.say(late + 1, type="hello")
+    welcome = h.last(late + 1, "welcome")
+    assert (welcome["window_left_ms"], welcome["turn_deadline_ms"]) == (29_500, None)
+
+
+def test_a_player_who_drops_during_a_round_is_not_waited_for() -> None:
+    h = Harness()
+    ana, bruno, carla = h.started()
+    h.open_round()
+    h.say(ana, type="done")
+    h.say(bruno, type="done")
+    assert h.game.round is not None
+    h.gone(carla)
+    assert h.game.round is None
+    assert h.last(ana, "round")["turn"] == h.last(bruno, "round")["turn"]
+
+
+def test_the_turn_timeout_reveals_for_an_absent_player() -> None:
+    h = Harness(turn_timeout_ms=4000)
+    ana, *_ = h.started()
+    mover = h.game.to_move
+    h.at(h.now + 3999)
+    assert len(h.game.turns) == 0
+    h.at(h.now + 1)
+    shown = h.last(ana, "reveal")
+    assert (shown["seat"], shown["auto"]) == (mover, True)
+
+
+# -- the view during a round ---------------------------------------------------------------
+
+
+def test_r16_the_view_shows_the_hands_laid_during_a_round_and_only_ones_own_cards() -> None:
+    h = Harness()
+    ana, bruno, _carla = h.started()
+    centre = h.open_round(least=2)
+    h.say(ana, type="slap", card=centre[0].text, ms=300)
+    h.say(bruno, type="slap", card=centre[1].text, ms=300)
+    mine = h.last(ana, "hands")["view"]["round"]
+    assert mine["laid"] == [1, 1, 0] and mine["mine"] == [centre[0].text]
+    assert h.last(bruno, "hands")["view"]["round"]["mine"] == [centre[1].text]
+
+
+def test_r21_done_twice_is_refused_and_tells_nobody_again() -> None:
+    h = Harness()
+    ana, bruno, _ = h.started()
+    h.open_round()
+    h.say(ana, type="done")
+    told = len(h.told[bruno])
+    h.say(ana, type="done")
+    assert h.last(ana, "error")["code"] == "done"
+    assert len(h.told[bruno]) == told
+
+
+# -- store, then tell; restore by the same code --------------------------------------------
+
+
+def test_an_accepted_slap_is_stored_in_the_same_step_it_is_told() -> None:
+    h = Harness()
+    ana, *_ = h.started()
+    card = h.open_round()[0]
+    out = h.say(ana, type="slap", card=card.text, ms=300)
+    assert [type(e) for e in out.events] == [ev.Slapped]
+    assert next(s.message.type for s in out.sends if s.conn == ana) == "accepted"
+
+
+def test_a_restored_table_is_the_table_that_stored_its_events() -> None:
+    h = Harness()
+    ana, bruno, _carla = h.started()
+    centre = h.open_round(least=2)
+    h.say(ana, type="slap", card=centre[0].text, ms=300)
+    h.say(bruno, type="done")
+    back, out = Table.restore("TESTAB", h.stored, Sources.fixed(), h.now)
+    assert back.view_of(0) == h.table.view_of(0)  # its accepted hand included
+    assert back.view_of(None) == h.table.view_of(None)
+    game = back.game
+    assert game is not None and game.round is not None
+    assert [s.seat for s in game.round.slaps] == [0] and 1 in game.round.done
+    assert back.wake_at is not None  # the round resumes, with a fresh window
+    assert out.sends == []
+
+
+def test_every_message_that_shows_the_game_comes_after_its_event_is_stored() -> None:
+    h = Harness(seats=2, bots=[{"seat": 1, "level": "normal"}], remove=90)
+    (ana,) = h.started()
+    for _ in range(400):
+        if h.table.state == "over":
+            break
+        game = h.game
+        if game.round is None and game.to_move == 0:
+            h.say(ana, type="reveal")
+        elif game.round is not None and not game.seat_complete(0):
+            h.say(ana, type="done")
+        else:
+            h.at(h.table.wake_at or h.now)
+        replayed, _ = Table.restore("TESTAB", h.stored, Sources.fixed(), h.now)
+        assert replayed.view_of(0) == h.table.view_of(0)
+    assert h.table.state == "over" and isinstance(h.stored[-1], ev.Over)
+    assert h.last(ana, "over")["result"] == h.stored[-1].record["result"]  # type: ignore[index]
+
+
+# -- the lobby -----------------------------------------------------------------------------
+
+
+def test_a_lobby_nobody_is_at_expires_and_cannot_be_joined() -> None:
+    h = Harness()
+    h.at(h.now + core.LOBBY_TTL_MS)
+    assert h.table.state == "expired" and isinstance(h.stored[-1], ev.Expired)
+    from flyswat.errors import IllegalActionError
+    from flyswat.table.io import Join
+
+    with pytest.raises(IllegalActionError) as refused:
+        h.do(Join("Late"))
+    assert refused.value.code == "expired"
+
+
+def test_a_lobby_with_someone_connected_does_not_expire() -> None:
+    h = Harness()
+    h.say(1, type="hello", token=h.tokens[0])
+    h.at(h.now + 2 * core.LOBBY_TTL_MS)
+    assert h.table.state == "lobby"
