@@ -137,12 +137,15 @@ test("a decided round shows its hands, then tidies up; my win and my penalty sou
   for (const x of ["announceRound", "sound:win", "sound:penalty", "timer", "sound:turn", "render"]) assert.ok(t.includes(x), x);
 });
 
-test("protocol 2 close codes: 4409 stops the page (seat opened elsewhere), 4404 says no table", () => {
+test("protocol 2 close codes: 4409 stops the page (seat opened elsewhere), 4404 no table, 4410 expired; 4408 and 4413 reconnect", () => {
   const s = reduce(inRound(), { type: "closed", code: 4409 });
   assert.equal(s.stopped, "replaced");
   assert.equal(intent(s, { type: "reveal" }).send, undefined);
   assert.equal(reduce(seated(), { type: "closed", code: 4404 }).stopped, "not_found");
+  assert.equal(reduce(seated(), { type: "closed", code: 4410 }).stopped, "expired");
   assert.equal(reduce(seated(), { type: "closed", code: 4408 }).stopped, null);
+  assert.equal(reduce(seated(), { type: "closed", code: 4413 }).stopped, null);
+  assert.equal(reduce(seated(), { type: "missing", code: "expired" }).stopped, "expired");
   const back = reduce(s, { type: "takeBack" });
   assert.equal(back.stopped, null);
   assert.deepEqual(back.effects, [{ type: "reconnect", token: "tok" }]);

@@ -465,3 +465,24 @@ def test_sounds_wait_for_the_pages_first_gesture(server: str, browser: Browser) 
     page.wait_for_function("window.__sounds.length > 0", timeout=30_000)
     assert page.evaluate("window.__audio") == 1
     ctx.close()
+
+
+def test_two_tabs_on_one_seat_never_fight_over_it(server: str, browser: Browser) -> None:
+    """Protocol 2: a seat has one live socket. The tab that opens it last plays; the other
+    says where the seat went and stays quiet until the player takes the seat back there."""
+    ctx = browser.new_context(locale="en")
+    first = ctx.new_page()
+    first.goto(server + "/")
+    first.fill("input[name=name]", "Hana")
+    first.click("form#create button[type=submit]")
+    expect(first.locator("[data-action=start]")).to_be_visible()
+    second = ctx.new_page()  # the same browser: the same saved seat
+    second.goto(first.url)
+    expect(second.locator("[data-action=start]")).to_be_visible()
+    replaced = strings("en")["table.replaced"]
+    expect(first.locator(".stopped .error-text")).to_have_text(replaced)
+    expect(second.locator("[data-action=start]")).to_be_visible()
+    first.click("[data-action=take-back]")
+    expect(first.locator("[data-action=start]")).to_be_visible()
+    expect(second.locator(".stopped .error-text")).to_have_text(replaced)
+    ctx.close()

@@ -49,7 +49,7 @@ export class GameManager {
     );
     // A wrong code or an old link: say so in words, instead of waiting for a table forever.
     lookup?.(code).catch((err) => {
-      if (err.code === "not_found" && !this.state.table) this.dispatch({ type: "missing" });
+      if ((err.code === "not_found" || err.code === "expired") && !this.state.table) this.dispatch({ type: "missing", code: err.code });
     });
     this.onResize = () => this.renderer.render(this.state, false);
     window.addEventListener("resize", this.onResize);

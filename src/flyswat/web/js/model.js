@@ -205,15 +205,15 @@ const HANDLERS = {
     s.effects.push({ type: "render", animate: false });
   },
   closed(s, msg) {
-    // docs/PROTOCOL.md v2: 4409 the seat was opened elsewhere, 4404 no such table.
-    if (msg.code === 4409) s.stopped = "replaced";
-    else if (msg.code === 4404) s.stopped = "not_found";
-    else return;
+    // docs/PROTOCOL.md v2: 4409 the seat was opened elsewhere, 4404 no such table, 4410 expired.
+    const why = { 4409: "replaced", 4404: "not_found", 4410: "expired" }[msg.code];
+    if (!why) return;
+    s.stopped = why;
     s.round = null;
     s.effects.push({ type: "render", animate: false });
   },
-  missing(s) {
-    s.stopped = "not_found";
+  missing(s, msg) {
+    s.stopped = msg.code === "expired" ? "expired" : "not_found";
     s.effects.push({ type: "stop" }, { type: "render", animate: false });
   },
   takeBack(s) {

@@ -40,15 +40,16 @@ export const api = {
 };
 
 /** Close codes after which the client does not reconnect by itself (docs/PROTOCOL.md v2). */
-export const FINAL_CLOSES = new Set([4409, 4404]); // the seat opened elsewhere; no such table
-/** A policy violation (1008): reconnect, but slowly, never hammering the server. */
-const SLOW_CLOSES = new Set([1008]);
+export const FINAL_CLOSES = new Set([4409, 4404, 4410]); // seat opened elsewhere; no table; expired
+/** A policy violation (1008) or a table full of spectators (1013): retry, slowly, never hammering. */
+const SLOW_CLOSES = new Set([1008, 1013]);
 
 /**
  * One table's WebSocket. Sends hello (with the token, if any) on every (re)connection,
  * answers pings, and calls onMessage(msg) for everything else; onStatus("open"|"closed");
  * onClose(code) on every close. Reconnects after a drop with a growing pause (a long one
- * after 1008), never after 4409 (replaced) or 4404 (no such table), until close() is called.
+ * after 1008 and 1013), never after 4409 (replaced), 4404 (no such table) or 4410 (expired),
+ * until close() is called.
  */
 export class Connection {
   constructor(code, token, { onMessage, onStatus, onClose = () => {} }) {
