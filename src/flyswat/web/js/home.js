@@ -237,7 +237,6 @@ function drawTables(el, all) {
       const host = tb.players.find((p) => p.host)?.name || "";
       return `<li data-code="${esc(tb.code)}"><a class="who" href="?table=${esc(tb.code)}" data-table="${esc(tb.code)}">${esc(tb.code)}</a>
         <span class="host-name">${esc(host)}</span>
-        <span class="pill waiting">${esc(t("state.lobby"))}</span>
         <span class="pill">${esc(t(free === 1 ? "home.freeSeatsOne" : "home.freeSeats", { n: free }))}</span></li>`;
     })
     .join("")}</ul>`;

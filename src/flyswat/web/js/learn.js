@@ -110,6 +110,13 @@ export function practicePage(app, first = 1) {
     fitCentre(app); // the coach's words changed its height, and so the table's room
   };
   const onCoach = (ev) => {
+    if (ev.phase === "nudge") {
+      const next = coach.querySelector("[data-coach=next]:not([hidden]), [data-coach=finish]:not([hidden])");
+      next?.classList.remove("nudge");
+      void next?.offsetWidth; // restart the animation
+      next?.classList.add("nudge");
+      return;
+    }
     if (ev.phase === "result") result = coachText(ev, ev.lesson);
     else {
       if (ev.phase === "setup") result = "";

@@ -231,7 +231,10 @@ export class PracticeTable {
     if (this.closed || !this.game) return false;
     const g = this.game;
     if (msg.type === "reveal") {
-      if (this.finished) return true;
+      if (this.finished) {
+        this.coach({ lesson: this.lesson.key, phase: "nudge" }); // the lesson waits for Next
+        return true;
+      }
       if (g.toMove !== 0 || g.round || g.over) this.emit({ type: "error", code: g.round ? "round_open" : "not_your_turn" });
       else queueMicrotask(() => this.reveal(0));
     } else if (msg.type === "slap") {
