@@ -118,7 +118,9 @@ test("protocol 2: the round view is authoritative, own hands included", () => {
   const s = reduce(inRound(), { type: "hands", turn: 4, view: openView({ laid: [1, 2], mine: ["G4-1"], done: false }) });
   assert.deepEqual(s.round.laid, [1, 2]);
   assert.deepEqual(s.round.mine, ["G4-1"]);
-  assert.ok(types(s).includes("sound:slap"));
+  assert.ok(types(s).includes("sound:slap")); // the other seat's two hands
+  const mineOnly = reduce(inRound(), { type: "hands", turn: 4, view: openView({ laid: [1, 0], mine: ["G4-1"] }) });
+  assert.ok(!types(mineOnly).includes("sound:slap")); // ours sounded with `accepted`
   // a reconnect in the middle of a round: the welcome's view names my hands
   const w = reduce(initialState("ABCDEF", "tok"), { type: "welcome", protocol: 2, seat: 0, table, view: openView({ laid: [1, 0], mine: ["R3-1"] }), window_left_ms: 1200 });
   assert.deepEqual(w.round.mine, ["R3-1"]);

@@ -157,10 +157,11 @@ const HANDLERS = {
   },
   hands(s, msg) {
     if (!s.round || s.round.turn !== msg.turn) return;
-    const before = (s.round.laid || []).reduce((a, b) => a + b, 0);
+    // Others' hands landing sound here; our own sounded with its `accepted`.
+    const others = (laid) => (laid || []).reduce((a, n, seat) => a + (seat === s.seat ? 0 : n), 0);
+    const before = others(s.round.laid);
     applyHands(s, msg);
-    const after = (s.round.laid || []).reduce((a, b) => a + b, 0);
-    if (after > before) s.effects.push({ type: "sound", name: "slap" });
+    if (others(s.round.laid) > before) s.effects.push({ type: "sound", name: "slap" });
     s.effects.push({ type: "patch" });
   },
   round(s, msg, now) {
