@@ -336,12 +336,12 @@ def test_the_own_ready_tag_stays_beside_the_name(server: str, browser: Browser) 
 def test_a_tables_message_does_not_follow_the_player_home(server: str, browser: Browser) -> None:
     ctx = browser.new_context(locale="en")
     page = ctx.new_page()
-    page.goto(server + "/?practice")
-    page.click("button.reveal")
-    expect(page.locator(".coach")).to_have_attribute("data-phase", "botTurn")
-    page.keyboard.press("Space")  # not our turn: the table says so
+    page.goto(server + "/?practice=2")
+    expect(page.locator(".coach")).to_have_attribute("data-phase", "go")  # a round is open
+    page.click(".fly-card[data-card='R4-1']")
+    page.click(".fly-card[data-card='R4-1']")  # a second hand on one fly: the table says no
     toast = page.locator("#toast")
-    expect(toast).to_have_text(strings("en")["error.not_your_turn"])
+    expect(toast).to_have_text(strings("en")["error.same_card"])
     page.evaluate("window.__shown = performance.now()")
     page.click(".brand")
     expect(page.locator("form#create")).to_be_visible()
