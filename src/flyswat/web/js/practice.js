@@ -188,7 +188,8 @@ export class PracticeTable {
     if (!g.round) return;
     this.clear();
     g.done(1);
-    g.closeRound();
+    // No network between the hands here: they stack in the order they arrived (R17).
+    g.closeRound({ byTime: false });
     // hold (the practice table's own field): the decided round stays in view for the lesson.
     this.emit({ type: "round", turn: this.roundTurn, view: g.view(0), turn_deadline_ms: null, hold: true });
     this.decided();
