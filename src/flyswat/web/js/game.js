@@ -25,20 +25,26 @@ async function seedMatches(seed, commitment) {
 export class GameManager {
   /**
    * code: the table's code; root: the element to draw in; connect(handlers, token) opens a
-   * connection ({send, reconnectWith, close}); storage, sound: as in storage.js, sound.js.
+   * connection ({send, reconnectWith, close}); Input and Renderer: the classes that listen
+   * and draw (input.js, renderer.js); storage, sound: as in storage.js, sound.js; lookup(code):
+   * a promise that fails with not_found or expired when there is no such table.
    */
-  constructor(code, root, { connect, storage = localStore, sound = defaultSound, lookup = null }) {
+  constructor(
+    code,
+    root,
+    { connect, Input = InputManager, Renderer = HTMLRenderer, storage = localStore, sound = defaultSound, lookup = null },
+  ) {
     this.storage = storage;
     this.sound = sound;
     this.state = initialState(code, storage.seat(code)?.token || null);
     this.timer = null;
     this.everOpen = false;
-    this.renderer = new HTMLRenderer(root, {
+    this.renderer = new Renderer(root, {
       storage,
       onPainted: (turn, at) => this.dispatch({ type: "painted", turn, at }),
     });
     this.renderer.connecting();
-    this.input = new InputManager(root, (a) => this.act(a));
+    this.input = new Input(root, (a) => this.act(a));
     this.conn = connect(
       {
         onMessage: (msg) => this.dispatch(msg),
