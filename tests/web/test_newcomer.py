@@ -230,6 +230,12 @@ def test_a_name_of_only_spaces_is_refused_in_the_players_words(
     assert message == strings("es")["error.bad_name"]
     expect(page.locator("form#create")).to_be_visible()
     assert "table=" not in page.url
+    # Taking a seat by a link: the same words.
+    code = _api(server, "/api/tables", {"name": "Ana", "seats": 2})["code"]
+    page.goto(f"{server}/?table={code}")
+    page.fill("form#join-seat input[name=name]", "   ")
+    page.click("form#join-seat button")
+    expect(page.locator("#toast")).to_have_text(strings("es")["error.bad_name"])
     ctx.close()
 
 

@@ -141,7 +141,7 @@ export class GameManager {
   }
 
   async join(name) {
-    if (!name) return;
+    if (!name) return toast(errorText("bad_name"), "error"); // a name of only spaces
     this.storage.saveName(name);
     try {
       const seated = await api.joinTable(this.state.code, name);
