@@ -13,8 +13,6 @@ import { cardName, playerName, t } from "./i18n.js";
 
 import { FLY_KEYS } from "./model.js";
 
-export { FLY_KEYS };
-
 export const SEAT_COLOURS = [
   "#1b3a5c", "#8a3b12", "#00796b", "#6a1b9a", "#4e5d6c", "#5b6b1f", "#b0306b", "#222222",
 ];
