@@ -94,3 +94,16 @@ def test_strict_messages_a_string_is_not_a_number_and_a_number_is_not_a_boolean(
         assert h.last(ana, "error")["code"] == "malformed"
     assert h.game.round is not None and h.game.round.slaps == []
     assert h.table.seats[0].too_fast == 0
+
+
+def test_a_seat_taken_over_mid_round_is_still_waited_for() -> None:
+    h = Harness()
+    ana, bruno, carla = h.started()
+    card = h.open_round()[0]
+    h.say(ana, type="done")
+    h.say(bruno, type="done")
+    h.say(10 + carla, type="hello", token=h.tokens[2])  # Carla's new tab takes the seat over
+    assert h.closed[carla].code == CLOSE_REPLACED
+    assert h.game.round is not None  # the round still waits for Carla
+    h.say(10 + carla, type="slap", card=card.text, ms=400)
+    assert h.last(10 + carla, "accepted")["card"] == card.text

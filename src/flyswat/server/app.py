@@ -32,7 +32,7 @@ from starlette.websockets import WebSocket
 from flyswat import protocol as p
 from flyswat.bots import LEVELS
 from flyswat.errors import FlyswatError, IllegalActionError, MalformedError
-from flyswat.server.connection import CLOSE_NOT_FOUND, Link
+from flyswat.server.connection import CLOSE_EXPIRED, CLOSE_NOT_FOUND, Link
 from flyswat.server.runner import Runner, monotonic_ms
 from flyswat.server.store import Store
 from flyswat.table.core import Table
@@ -112,7 +112,10 @@ def _routes(runner: Runner) -> list[Route | WebSocketRoute]:
 
     async def get_table(request: Request) -> JSONResponse:
         try:
-            return JSONResponse(runner.table(request.path_params["code"]).info().model_dump())
+            table = runner.table(request.path_params["code"])
+            if table.state == "expired":
+                raise IllegalActionError("this lobby was left unused and has closed", "expired")
+            return JSONResponse(table.info().model_dump())
         except FlyswatError as e:
             return _error(e)
 
@@ -179,11 +182,12 @@ async def play(runner: Runner, ws: WebSocket) -> None:
     await ws.accept()
     code = ws.path_params["code"]
     table = runner.find(code)
-    if table is None:
-        await ws.send_text(
-            p.Error(code="not_found", message=f"no table {code!r}").model_dump_json()
-        )
-        await ws.close(CLOSE_NOT_FOUND)
+    if table is None or table.state == "expired":
+        gone = p.Error(code="not_found", message=f"no table {code!r}")
+        if table is not None:
+            gone = p.Error(code="expired", message="this lobby was left unused and has closed")
+        await ws.send_text(gone.model_dump_json())
+        await ws.close(CLOSE_NOT_FOUND if table is None else CLOSE_EXPIRED)
         return
     link = runner.link(table, lambda conn, on_sent: Link(conn, ws, monotonic_ms, on_sent))
     tasks = [asyncio.create_task(link.writer()), asyncio.create_task(link.hello_deadline())]

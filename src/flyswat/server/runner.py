@@ -98,9 +98,13 @@ class Runner:
     def _tick(self, code: str) -> None:
         self._timers.pop(code, None)
         table = self.tables.get(code)
-        if table is not None:
+        if table is None:
+            return
+        try:
             self.run(table, Tick())
-            self.forget(table)
+        except Exception:  # a table's bug must not stop the loop's other tables
+            log.exception("table %s failed on its timer", code)
+        self.forget(table)
 
     # -- tables ----------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ moment a slap round can be decided (:class:`~flyswat.arbiter.RoundClock`), a lob
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -386,10 +387,10 @@ class Table:
                 raise IllegalActionError("no seat at this table has that token", "bad_token")
             if not found.bucket.take(now):
                 raise IllegalActionError("too many messages: slow down", "rate_limited")
-            if found.conn is not None:  # one live socket per seat: the new one takes over
+            old, found.conn, seat = found.conn, conn_id, found.index
+            if old is not None:  # one live socket per seat: the new one takes it over
                 why = p.Error(code="replaced", message="this seat was opened on another connection")
-                self._drop(found.conn, CLOSE_REPLACED, "replaced", now, error=why)
-            found.conn, seat = conn_id, found.index
+                self._drop(old, CLOSE_REPLACED, "replaced", now, error=why)
         self.strangers.pop(conn_id, None)
         self.conns[conn_id] = Conn(conn_id, seat)
         self.idle_since = None
@@ -544,7 +545,8 @@ class Table:
         game = self.game
         if self.turn_due is not None and now >= self.turn_due and game is not None:
             self.turn_due = None
-            self._reveal(game.to_move, now, auto=not self.seats[game.to_move].is_bot)
+            with contextlib.suppress(FlyswatError):  # nothing to reveal: the game moved on
+                self._reveal(game.to_move, now, auto=not self.seats[game.to_move].is_bot)
         idle = self.idle_since
         if self.state == "lobby" and idle is not None and now >= idle + LOBBY_TTL_MS:
             self._emit(ev.Expired())
