@@ -491,3 +491,28 @@ def test_two_tabs_on_one_seat_never_fight_over_it(server: str, browser: Browser)
     expect(first.locator("[data-action=start]")).to_be_visible()
     expect(second.locator(".stopped .error-text")).to_have_text(replaced)
     ctx.close()
+
+
+def test_an_expired_lobby_says_so_and_stops_connecting(server: str, browser: Browser) -> None:
+    """Protocol 2: a lobby left unused closes (4410); the page says so instead of retrying."""
+    ctx = browser.new_context(locale="pt-PT")
+    page = ctx.new_page()
+    routes: list[WebSocketRoute] = []
+
+    def route(ws: WebSocketRoute) -> None:
+        ws.connect_to_server()
+        routes.append(ws)
+
+    page.route_web_socket(re.compile(r"/ws/"), route)
+    page.goto(server + "/")
+    page.fill("input[name=name]", "Ines")
+    page.click("form#create button[type=submit]")
+    expect(page.locator("[data-action=start]")).to_be_visible()
+    n = len(routes)
+    routes[-1].close(code=4410, reason="expired")
+    expect(page.locator(".stopped .error-text")).to_have_text(strings("pt")["error.expired"])
+    page.wait_for_timeout(1500)  # an absence: a reconnect would have come by now (300 ms)
+    assert len(routes) == n
+    page.click(".stopped [data-action=home]")
+    expect(page.locator("form#create")).to_be_visible()
+    ctx.close()
