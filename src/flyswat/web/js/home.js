@@ -182,6 +182,7 @@ export function homePage(app) {
   let tables = [];
   const draw = () => drawTables(list, tables);
   let poll = null;
+  let shown = true; // a refresh in flight when the page goes must not plan another
   const refresh = async () => {
     try {
       const data = await fetchAll();
@@ -194,7 +195,7 @@ export function homePage(app) {
     } catch {
       // the list waits for the next try
     }
-    poll = setTimeout(refresh, POLL_MS);
+    if (shown) poll = setTimeout(refresh, POLL_MS);
   };
   refresh();
   list.addEventListener("click", (ev) => {
@@ -208,7 +209,10 @@ export function homePage(app) {
       seatRows(form);
       draw();
     },
-    leave: () => clearTimeout(poll),
+    leave: () => {
+      shown = false;
+      clearTimeout(poll);
+    },
   };
 }
 
