@@ -212,6 +212,13 @@ def test_the_open_tables_list_only_joinable_lobbies_in_the_players_language_kept
     # The host leaves: an abandoned lobby goes from the list.
     host_ctx.close()
     expect(row).to_have_count(0)
+    # Away from the home page, the list is not asked for any more.
+    asked: list[str] = []
+    home.on("request", lambda r: asked.append(r.url) if r.url.endswith("/api/tables") else None)
+    home.click("nav [data-nav=learn]")
+    expect(home.locator(".rules h1")).to_be_visible()
+    home.wait_for_timeout(3500)  # an absence: one poll interval (3 s) and a little
+    assert asked == []
     watcher.close()
 
 
