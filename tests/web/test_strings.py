@@ -57,3 +57,41 @@ def test_every_error_code_of_the_protocol_has_words_for_players() -> None:
 
     en = strings("en")
     assert sorted(c for c in wire_codes() if f"error.{c}" not in en) == []
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_every_wire_error_code_has_words_in_every_language(lang: str) -> None:
+    """Issue 14 (4): each code a client can receive (flyswat.errors.wire_codes()) is said in
+    the player's words, in every language — never "Something went wrong (code)"."""
+    from flyswat.errors import wire_codes
+
+    words = strings(lang)
+    missing = [c for c in wire_codes() if not words.get(f"error.{c}", "").strip()]
+    assert missing == []
+
+
+# The printed rulebook's own words (shared/seeds/) against words it does not use.
+RULEBOOK_WORDS = {
+    "pt": (
+        ["acertar nas moscas", "mata-moscas", "monte"],
+        ["bater", "batida", "PAF", "Baralhar justo"],
+    ),
+    "es": (["aplast", "matamoscas", "pila", "muestra"], ["golpe", "mazo", "destap"]),
+    "vi": (["vợt đập ruồi", "xấp bài"], ["vỉ đập ruồi", "chồng bài", "hạt giống", '"Space"']),
+    "de": (["Fliegenklatsche"], ["Zusage"]),
+}
+
+
+@pytest.mark.parametrize("lang", sorted(RULEBOOK_WORDS))
+def test_each_language_speaks_the_rulebooks_words(lang: str) -> None:
+    text = (WEB / "i18n" / f"{lang}.json").read_text("utf-8")
+    used, avoided = RULEBOOK_WORDS[lang]
+    assert [w for w in used if w not in text] == []
+    assert [w for w in avoided if w in text] == []
+
+
+def test_the_intros_speak_to_one_player_throughout() -> None:
+    """One "you" from start to end: no plural imperative (vosotros, ihr) beside tú and du."""
+    assert not re.search(r"\bDad\b|\bhaced\b", strings("es")["home.intro"])
+    assert not re.search(r"\bDeckt\b|\bhaut\b|\beuch\b", strings("de")["home.intro"])
+    assert "por ti" not in strings("pt")["table.autoReveal"]

@@ -2,12 +2,39 @@
 //   /                 home: create a table, or join one
 //   /?table=CODE      a table: lobby, game, end (a join link)
 //   /?replay=URL      the replay of a record (empty: open a file)
+//   /?learn           how to play: the rules
+//   /?practice[=N]    the practice game against a slow bot (from lesson N)
 
 import { apply, language, onLanguage, preferredLanguage, setLanguage } from "./i18n.js";
 import { navigate } from "./ui.js";
 import { homePage } from "./home.js";
 import { tablePage } from "./game.js";
 import { replayPage } from "./replay.js";
+import { sound } from "./sound.js";
+import { practicePage, rulesPage } from "./learn.js";
+import { tableCode } from "./tables.js";
+
+const SPEAKER = {
+  on: "M4 9v6h4l5 4V5L8 9zm12.5 3a4.5 4.5 0 0 0-2.5-4v8a4.5 4.5 0 0 0 2.5-4zM14 3.2v2.1a7 7 0 0 1 0 13.4v2.1a9 9 0 0 0 0-17.6z",
+  off: "M4 9v6h4l5 4V5L8 9zm12.6 3 2.7-2.7-1.4-1.4-2.7 2.7-2.7-2.7-1.4 1.4 2.7 2.7-2.7 2.7 1.4 1.4 2.7-2.7 2.7 2.7 1.4-1.4z",
+};
+
+/** The header's sound switch: shows and flips the remembered choice (sound.js). */
+function soundSwitch() {
+  const b = document.getElementById("sound");
+  const show = () => {
+    const on = sound.enabled();
+    const key = on ? "sound.on" : "sound.off";
+    b.setAttribute("aria-pressed", String(on));
+    b.dataset.i18nTitle = key;
+    b.dataset.i18nAria = key;
+    b.innerHTML = `<svg viewBox="0 0 24 24" width="22" height="22" aria-hidden="true"><path fill="currentColor" d="${SPEAKER[on ? "on" : "off"]}"/></svg>`;
+    apply(b.parentElement);
+  };
+  b.addEventListener("click", () => sound.set(!sound.enabled()));
+  sound.onChange(show);
+  show();
+}
 
 let current = null;
 
@@ -16,8 +43,12 @@ function route() {
   const params = new URLSearchParams(location.search);
   const app = document.getElementById("app");
   app.innerHTML = "";
-  if (params.has("table")) current = tablePage(app, params.get("table").toUpperCase());
-  else if (params.has("replay")) current = replayPage(app, params.get("replay"));
+  if (params.has("table")) {
+    const raw = params.get("table");
+    current = tablePage(app, tableCode(raw) || raw.trim().toUpperCase());
+  } else if (params.has("replay")) current = replayPage(app, params.get("replay"));
+  else if (params.has("learn")) current = rulesPage(app);
+  else if (params.has("practice")) current = practicePage(app, Number(params.get("practice")) || 1);
   else current = homePage(app);
   apply(app);
 }
@@ -27,6 +58,7 @@ async function main() {
   await setLanguage(preferredLanguage());
   select.value = language();
   select.addEventListener("change", () => setLanguage(select.value));
+  soundSwitch();
   onLanguage(() => {
     select.value = language();
     apply(document);
@@ -36,7 +68,7 @@ async function main() {
     const a = ev.target.closest("a[data-nav]");
     if (!a || ev.ctrlKey || ev.metaKey || ev.shiftKey) return;
     ev.preventDefault();
-    navigate(a.dataset.nav === "replay" ? "?replay" : "");
+    navigate({ replay: "?replay", learn: "?learn" }[a.dataset.nav] || "");
   });
   window.addEventListener("popstate", route);
   window.addEventListener("flyswat:navigate", route);

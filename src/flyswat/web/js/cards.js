@@ -1,6 +1,7 @@
 // Card art, drawn here as SVG (no image files): six fly colours and the swatter.
-// Every colour has its own hue, its own shape (shown in the corner and as the wing
-// pattern) and its letter, so a colour-blind player can tell them apart (R2).
+// Every colour has its own hue and its own shape (in the corner, as the wing pattern and as
+// the value's pips), so a colour-blind player can tell them apart (R2) — with no letter on
+// the card: a letter reads right in one language only (G is green in English, yellow is gelb).
 
 /** Colour letter -> hue, shape name and pattern, in the canonical order R Y G B P O. */
 export const COLOURS = {
@@ -120,8 +121,7 @@ export function flyCardSvg(colour, value, title = "") {
     <text x="6" y="33" font-size="34" font-weight="900" fill="#fff" stroke="${c.dark}" stroke-width="3"
       paint-order="stroke" font-family="system-ui, sans-serif">${value}</text>
     ${shapeSvg(colour, 84, 17, 11, `fill="#fff" stroke="${c.dark}" stroke-width="2"`)}
-    <text x="84" y="${colour === "Y" ? 22 : 21.5}" font-size="12" font-weight="900" fill="${c.dark}" text-anchor="middle"
-      font-family="system-ui, sans-serif">${colour}</text>
+    ${shapeSvg(colour, 84, 17, 5.5, `fill="${c.fill}" stroke="${c.dark}" stroke-width="1"`)}
     ${pips}
   </svg>`;
 }
@@ -145,8 +145,6 @@ export function swatterCardSvg(title = "") {
       <path d="M50,66V124" stroke="#fff" stroke-width="7" stroke-linecap="round"/>
       <path d="M50,66V124" stroke="#ff3d7f" stroke-width="3" stroke-linecap="round"/>
     </g>
-    <text x="50" y="134" font-size="11" font-weight="800" fill="#ffe14d" text-anchor="middle"
-      letter-spacing="2">S</text>
   </svg>`;
 }
 
@@ -167,11 +165,11 @@ export function cardSvg(text, title = "") {
   return c.swatter ? swatterCardSvg(title) : flyCardSvg(c.colour, c.value, title);
 }
 
-/** A small inline colour badge: the shape with the letter in it (for legends, allowed colours). */
+/** A small inline colour badge: the colour's shape, twice (for legends, allowed colours). */
 export function colourBadge(colour, title = "") {
   const c = COLOURS[colour];
   return `<svg class="badge" viewBox="0 0 24 24" role="img"><title>${title}</title>
     ${shapeSvg(colour, 12, 12, 9.5, `fill="${c.fill}" stroke="${c.dark}" stroke-width="1.5"`)}
-    <text x="12" y="16" font-size="10" font-weight="800" fill="#fff" text-anchor="middle">${colour}</text>
+    ${shapeSvg(colour, 12, 12, 4, `fill="#fff" fill-opacity="0.85"`)}
   </svg>`;
 }

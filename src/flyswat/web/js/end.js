@@ -1,6 +1,6 @@
 // The end of a game: places (ties shared, R24), points, flies won, and the way to the replay.
 
-import { t } from "./i18n.js";
+import { playerName, t } from "./i18n.js";
 import { SEAT_COLOURS } from "./table.js";
 import { esc } from "./ui.js";
 
@@ -12,15 +12,15 @@ export function endHtml(s, sc) {
   const shared = (place) => res.places.filter((p) => p === place).length > 1;
   const rows = order
     .map(({ place, seat }) => {
-      const name = sc.seats[seat].name || t("seat.empty", { n: seat + 1 });
-      const you = seat === sc.me ? ` <em>(${esc(t("seat.you"))})</em>` : "";
+      const name = playerName(sc.seats[seat], seat);
+      const you = seat === sc.me && name.toLowerCase() !== t("seat.you").toLowerCase() ? ` <em>(${esc(t("seat.you"))})</em>` : "";
       return `<tr class="${place === 1 ? "first" : ""}" data-seat="${seat}">
         <td class="place">${esc(t("end.place", { n: place }))}${shared(place) ? ` <small>${esc(t("end.tie"))}</small>` : ""}</td>
-        <td><span class="seat-no" style="background:${SEAT_COLOURS[seat % SEAT_COLOURS.length]}">${seat + 1}</span> ${esc(name)}${you}</td>
+        <td class="who"><span class="seat-no" style="background:${SEAT_COLOURS[seat % SEAT_COLOURS.length]}">${seat + 1}</span> ${esc(name)}${you}</td>
         <td class="num points">${res.points[seat]}</td><td class="num flies">${res.flies[seat]}</td></tr>`;
     })
     .join("");
-  const winners = order.filter((o) => o.place === 1).map((o) => sc.seats[o.seat].name || t("seat.empty", { n: o.seat + 1 }));
+  const winners = order.filter((o) => o.place === 1).map((o) => playerName(sc.seats[o.seat], o.seat));
   const headline =
     winners.length > 1 ? t("end.sharedWin", { names: winners.join(", ") }) : t("end.winner", { name: winners[0] });
   return `<div class="end" role="dialog" aria-modal="true" aria-labelledby="end-title">
@@ -33,7 +33,7 @@ export function endHtml(s, sc) {
         <tbody>${rows}</tbody>
       </table>
       ${s.fair === undefined ? "" : `<p class="fair ${s.fair ? "ok" : "bad"}">${esc(t(s.fair ? "end.fair" : "end.unfair"))}</p>`}
-      <div class="row">
+      <div class="row end-actions">
         ${s.recordUrl ? `<button class="btn big" data-action="replay">${esc(t("end.replay"))}</button>` : ""}
         <button class="btn secondary" data-action="close-end">${esc(t("end.close"))}</button>
         <button class="btn secondary" data-action="home">${esc(t("end.newGame"))}</button>

@@ -1,42 +1,20 @@
-// The rules (shared/RULES.md R7–R24) re-played in the browser from a game record
-// (shared/RECORD.md): the deal and the slaps are the facts, everything else is recomputed.
+// A game record (shared/RECORD.md, flyswat-record/1 and /2) re-played in the browser by the
+// rules of rules.js: the deal and the slaps are the facts, everything else is recomputed.
 // replay(record) returns one frame per reveal, plus one per resolved slap round.
 
-import { COLOUR_ORDER, parseCard } from "./cards.js";
+import { Game, allowedColours, rank } from "./rules.js";
 
-const colourOf = (text) => (text.startsWith("S-") ? null : text[0]);
-const valueOf = (text) => parseCard(text).value;
+export { allowedColours, rank };
 
-/** Places by points, then flies won; tied seats share a place and the next skips (R24). */
-export function rank(points, flies) {
-  return points.map(
-    (p, i) =>
-      1 + points.filter((q, j) => q > p || (q === p && flies[j] > flies[i])).length,
-  );
-}
-
-/** The most numerous colours in the centre, ties included, in the order R Y G B P O (R14). */
-export function allowedColours(centre) {
-  const counts = {};
-  for (const c of centre) counts[colourOf(c)] = (counts[colourOf(c)] || 0) + 1;
-  const most = Math.max(0, ...Object.values(counts));
-  return COLOUR_ORDER.filter((c) => counts[c] === most && most > 0);
-}
-
-function triggers(centre, card) {
-  const colour = colourOf(card);
-  if (colour === null) return true; // a swatter (R12)
-  const colours = new Set(centre.map(colourOf));
-  return colours.size === 4 && !colours.has(colour); // a fifth colour (R13)
-}
+/** The record formats this client reads: /2 adds rules.min_reaction_ms to /1. */
+export const FORMATS = ["flyswat-record/1", "flyswat-record/2"];
 
 /** Check the shape of a record; throws an Error whose message is an i18n key. */
 export function checkRecord(rec) {
   if (!rec || typeof rec !== "object") throw new Error("replay.error.notRecord");
-  const known = ["flyswat-record/1", "flyswat-record/2"]; // 2: 1 plus rules.min_reaction_ms
-  if (typeof rec.format === "string" && rec.format.startsWith("flyswat-record/") && !known.includes(rec.format))
+  if (typeof rec.format === "string" && rec.format.startsWith("flyswat-record/") && !FORMATS.includes(rec.format))
     throw new Error("replay.error.format");
-  if (!known.includes(rec.format)) throw new Error("replay.error.notRecord");
+  if (!FORMATS.includes(rec.format)) throw new Error("replay.error.notRecord");
   const ok =
     rec.rules &&
     Array.isArray(rec.seats) &&
@@ -47,119 +25,84 @@ export function checkRecord(rec) {
   if (!ok) throw new Error("replay.error.notRecord");
 }
 
+const same = (a, b) => JSON.stringify(a ?? []) === JSON.stringify(b);
+const strip = (xs) => (xs ?? []).map(({ seat, card }) => ({ seat, card }));
+
 /**
- * Re-play a record. Returns {frames, result, problems}: each frame is a snapshot
+ * Re-play a record. Returns {frames, result, problems, over}: each frame is a snapshot
  * {kind: "deal"|"place"|"trigger"|"resolve", turn, seat, card, toMove, draw, won, points,
- *  centre: [{card, hands: [seat…], outcome}], trigger, allowed, wonCards, penalties, over};
+ *  centre: [{card, hands: [seat…], outcome}], trigger, allowed, wonCards, penalties, over, box};
  * problems lists turns where the record disagrees with the rules (empty for a valid record).
  */
 export function replay(rec) {
   checkRecord(rec);
-  const n = rec.rules.seats;
-  const draw = rec.deal.map((p) => [...p]);
-  const won = Array.from({ length: n }, () => []);
-  let centre = [];
-  let toMove = rec.start ?? 0;
+  const game = new Game({ seats: rec.rules.seats, hands: rec.rules.hands, deal: rec.deal, start: rec.start ?? 0 });
   const frames = [];
   const problems = [];
-  let over = false;
 
-  const snap = (extra) => {
-    const points = won.map((p) => p.reduce((a, c) => a + valueOf(c), 0));
+  const snap = (extra) =>
     frames.push({
       turn: -1,
       seat: null,
       card: null,
-      toMove,
-      draw: draw.map((p) => p.length),
-      won: won.map((p) => p.length),
-      points,
-      centre: centre.map((card) => ({ card, hands: [], outcome: null })),
+      toMove: game.toMove,
+      draw: game.draw.map((p) => p.length),
+      won: game.won.map((p) => p.length),
+      points: game.points(),
+      centre: game.centre.map((card) => ({ card, hands: [], outcome: null })),
       trigger: null,
       allowed: null,
       wonCards: [],
       penalties: [],
-      over,
+      over: game.over,
+      box: game.box.length,
       ...extra,
     });
-  };
   snap({ kind: "deal" });
 
   rec.turns.forEach((turn, i) => {
-    if (over) {
+    if (game.over) {
       problems.push({ turn: i, what: "afterEnd" });
       return;
     }
-    const seat = toMove;
-    if (turn.seat !== seat) problems.push({ turn: i, what: "seat" });
-    const card = draw[seat].shift();
+    const expected = game.toMove;
+    const before = [...game.centre];
+    const allowed = allowedColours(before);
+    const { seat, card, round } = game.reveal();
+    if (turn.seat !== expected) problems.push({ turn: i, what: "seat" });
     if (card !== turn.card) problems.push({ turn: i, what: "card" });
-    const ending = draw[seat].length === 0;
-    toMove = (seat + 1) % n;
-    if (!triggers(centre, card)) {
-      centre.push(card);
-      over = ending;
+    if (!round) {
+      if (turn.round) problems.push({ turn: i, what: "round" });
       snap({ kind: "place", turn: i, seat, card });
       return;
     }
-    const allowed = allowedColours(centre);
-    const slaps = turn.round?.slaps ?? [];
     snap({ kind: "trigger", turn: i, seat, card, trigger: card, allowed });
-    // Resolve (R18–R20): wins in arrival order of the bottom hands, then penalties.
-    const hands = new Map(centre.map((c) => [c, []]));
-    for (const s of slaps) {
-      if (!hands.has(s.card)) problems.push({ turn: i, what: "slap" });
-      else hands.get(s.card).push(s.seat);
-    }
-    const wonCards = [];
-    const penalties = [];
-    const bottom = new Map();
-    slaps.forEach((s, k) => {
-      if (!bottom.has(s.card)) bottom.set(s.card, k);
-    });
-    slaps.forEach((s, k) => {
-      if (allowed.includes(colourOf(s.card)) && bottom.get(s.card) === k && hands.has(s.card)) {
-        won[s.seat].push(s.card);
-        wonCards.push({ seat: s.seat, card: s.card });
-      }
-    });
-    const before = centre;
-    centre = centre.filter((c) => !wonCards.some((w) => w.card === c));
-    for (const s of slaps) {
-      if (!allowed.includes(colourOf(s.card)) && hands.has(s.card) && won[s.seat].length) {
-        const paid = won[s.seat].pop();
-        draw[s.seat].push(paid);
-        penalties.push({ seat: s.seat, card: paid });
-      }
+    const slaps = turn.round?.slaps ?? [];
+    let lr;
+    if (game.round) {
+      for (const s of slaps) if (game.slap(s.seat, s.card, s.ms ?? null).error) problems.push({ turn: i, what: "slap" });
+      lr = game.closeRound({ byTime: false });
+    } else {
+      if (slaps.length) problems.push({ turn: i, what: "slap" });
+      lr = game.lastRound;
     }
     const r = turn.round;
     if (!r) problems.push({ turn: i, what: "round" });
     else {
-      const same = (a, b) => JSON.stringify(a ?? []) === JSON.stringify(b);
       if (!same(r.allowed, allowed)) problems.push({ turn: i, what: "allowed" });
-      const strip = (xs) => xs.map(({ seat, card }) => ({ seat, card }));
-      if (!same(strip(r.won ?? []), wonCards)) problems.push({ turn: i, what: "won" });
-      if (!same(strip(r.penalties ?? []), penalties)) problems.push({ turn: i, what: "penalties" });
+      if (!same(strip(r.won), lr.won)) problems.push({ turn: i, what: "won" });
+      if (!same(strip(r.penalties), lr.penalties)) problems.push({ turn: i, what: "penalties" });
     }
-    over = ending;
-    const shown = before.map((c) => ({
-      card: c,
-      hands: hands.get(c) || [],
-      outcome: (hands.get(c) || []).length
-        ? allowed.includes(colourOf(c))
-          ? "won"
-          : "wrong"
-        : null,
-    }));
-    snap({ kind: "resolve", turn: i, seat, card, trigger: card, allowed, wonCards, penalties });
-    frames[frames.length - 1].centre = shown;
+    snap({ kind: "resolve", turn: i, seat, card, trigger: card, allowed, wonCards: lr.won, penalties: lr.penalties });
+    frames[frames.length - 1].centre = before.map((c) => {
+      const hands = lr.slaps.filter((s) => s.card === c).map((s) => s.seat);
+      return { card: c, hands, outcome: hands.length ? (allowed.includes(c[0]) ? "won" : "wrong") : null };
+    });
   });
 
-  const last = frames[frames.length - 1];
-  const flies = won.map((p) => p.length);
-  const result = { points: last.points, flies, places: rank(last.points, flies) };
+  const result = game.result();
   if (rec.result && JSON.stringify(rec.result.places) !== JSON.stringify(result.places))
     problems.push({ turn: rec.turns.length, what: "result" });
-  if (!over) problems.push({ turn: rec.turns.length, what: "unfinished" });
-  return { frames, result, problems, over };
+  if (!game.over) problems.push({ turn: rec.turns.length, what: "unfinished" });
+  return { frames, result, problems, over: game.over };
 }

@@ -1,14 +1,19 @@
-// The home page: create a table (seats, bots, short game, slap window), or join one.
+// The home page: create a table (seats, bots, length, slap window, time to reveal), join one
+// by code or link, the open tables (kept fresh while the page is shown), and the way to learn.
 
 import { flyCardSvg, swatterCardSvg, colourBadge, COLOUR_ORDER } from "./cards.js";
 import { t } from "./i18n.js";
-import { api, saveSeat } from "./net.js";
-import { esc, navigate, showError } from "./ui.js";
+import { api } from "./net.js";
+import { storage } from "./storage.js";
+import { esc, errorText, navigate, showError } from "./ui.js";
 import { SEAT_COLOURS } from "./table.js";
+import { joinable, tableCode } from "./tables.js";
 
 /** The bot levels offered; the server's list (GET /api/tables) replaces this one when it comes. */
 let botLevels = ["easy", "normal", "hard"];
-const NAME_KEY = "flyswat.name";
+
+/** How often the open tables are asked for again while the home page is shown. */
+const POLL_MS = 3000;
 
 /** The short-game choices: cards removed unseen before the deal (R6). */
 const LENGTHS = [
@@ -22,8 +27,9 @@ function seatRows(form) {
   const box = form.querySelector(".bots");
   const before = [...box.querySelectorAll("select")].map((s) => s.value);
   const rows = [];
+  // Bots by default: a new table can be played at once, alone; a seat for a friend is a choice.
+  const fallback = botLevels.includes("normal") ? "normal" : botLevels[0];
   for (let i = 1; i < seats; i++) {
-    const fallback = i >= 2 ? (botLevels.includes("normal") ? "normal" : botLevels[0]) : "human";
     const value = before[i - 1] ?? fallback;
     const opts = [`<option value="human" ${value === "human" ? "selected" : ""} data-i18n="home.seatHuman"></option>`]
       .concat(
@@ -39,6 +45,10 @@ function seatRows(form) {
   box.innerHTML = `<div class="bot-row"><span class="seat-no" style="background:${SEAT_COLOURS[0]}">1</span>
     <span data-i18n="home.seatYou"></span></div>${rows.join("")}`;
   box.querySelectorAll("[data-i18n]").forEach((el) => (el.textContent = t(el.dataset.i18n)));
+  const humans = [...box.querySelectorAll("select")].filter((s) => s.value === "human").length;
+  form.querySelector("#seats-note").textContent = humans
+    ? t(humans === 1 ? "home.byLinkOne" : "home.byLink", { n: humans })
+    : t("home.allBots");
 }
 
 function options(form) {
@@ -56,7 +66,14 @@ function options(form) {
     bots,
     remove: Math.min(remove, 112 - seats),
     slap_window_ms: Math.round(Number(form.window.value) * 1000),
+    turn_timeout_ms: Math.round(Number(form.turn.value) * 1000),
   };
+}
+
+/** A name must have something other than spaces in it (the server refuses it otherwise). */
+function checkName(input) {
+  input.setCustomValidity(input.value.trim() ? "" : t("error.bad_name"));
+  return input.reportValidity();
 }
 
 export function homePage(app) {
@@ -64,26 +81,36 @@ export function homePage(app) {
   const legend = COLOUR_ORDER.map(
     (c) => `<span>${colourBadge(c, "")}<span data-i18n="colour.${c}"></span></span>`,
   ).join("");
+  const offer = storage.practice() === null;
   app.innerHTML = `<div class="page home">
+    ${offer ? `<section class="card-box first-visit" id="first-visit"><h2 data-i18n="learn.offerTitle"></h2><p data-i18n="learn.offer"></p>
+      <div class="row"><button class="btn big" data-learn="practice" data-i18n="learn.practice"></button>
+      <button class="btn secondary" data-learn="rules" data-i18n="learn.rules"></button>
+      <button class="btn secondary" data-learn="skip" data-i18n="learn.skip"></button></div></section>` : ""}
     <section class="card-box hero">
       <div class="cards-fan" aria-hidden="true">${fan}</div>
       <div><h1 data-i18n="home.title"></h1><p data-i18n="home.intro"></p>
-        <div class="legend" aria-hidden="true">${legend}</div></div>
+        <div class="legend" aria-hidden="true">${legend}</div>
+        <p class="learn-links"><a href="?learn" data-learn="rules" data-i18n="learn.rules"></a> · <a href="?practice" data-learn="practice" data-i18n="learn.practice"></a></p></div>
     </section>
     <section class="card-box">
       <h2 data-i18n="home.create"></h2>
-      <form class="grid" id="create" autocomplete="off">
+      <form class="grid" id="create" autocomplete="off" novalidate>
         <label class="field"><span data-i18n="home.name"></span>
           <input name="name" required maxlength="32" data-i18n-placeholder="home.namePlaceholder"></label>
         <label class="field"><span data-i18n="home.seats"></span>
           <select name="seats">${[2, 3, 4, 5, 6, 7, 8].map((n) => `<option ${n === 4 ? "selected" : ""}>${n}</option>`).join("")}</select>
           <small data-i18n="home.handsNote"></small></label>
-        <div class="field players"><span data-i18n="home.players"></span><div class="bots"></div></div>
+        <div class="field players"><span data-i18n="home.players"></span><div class="bots"></div>
+          <small id="seats-note" class="seats-note"></small></div>
         <label class="field"><span data-i18n="home.length"></span>
           <select name="length">${LENGTHS.map((l) => `<option value="${l.remove}" data-i18n="${l.key}"></option>`).join("")}</select></label>
         <label class="field"><span data-i18n="home.window"></span>
           <input name="window" type="number" min="0.5" max="30" step="0.5" value="3">
           <small data-i18n="home.windowNote"></small></label>
+        <label class="field"><span data-i18n="home.turn"></span>
+          <input name="turn" type="number" min="0.2" max="60" step="0.1" value="4">
+          <small data-i18n="home.turnNote"></small></label>
         <details class="field"><summary data-i18n="home.advanced"></summary>
           <label class="field"><span data-i18n="home.remove"></span>
             <input name="remove" type="number" min="0" max="110" placeholder="0"></label>
@@ -93,70 +120,128 @@ export function homePage(app) {
     </section>
     <section class="card-box">
       <h2 data-i18n="home.join"></h2>
-      <form class="row" id="join" autocomplete="off">
-        <input name="code" required maxlength="12" data-i18n-placeholder="home.codePlaceholder" data-i18n-aria="home.code">
+      <form class="row" id="join" autocomplete="off" novalidate>
+        <input name="code" required maxlength="300" data-i18n-placeholder="home.codePlaceholder" data-i18n-aria="home.code">
         <button class="btn" type="submit" data-i18n="home.joinButton"></button>
       </form>
+      <p class="error-text" id="join-error" role="alert" hidden></p>
       <div id="open-tables"></div>
     </section>
   </div>`;
   const form = app.querySelector("#create");
-  form.name.value = localStorage.getItem(NAME_KEY) || "";
+  form.name.value = storage.name();
   seatRows(form);
   form.seats.addEventListener("change", () => seatRows(form));
+  form.querySelector(".bots").addEventListener("change", () => seatRows(form));
+  form.name.addEventListener("input", () => form.name.setCustomValidity(""));
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
+    if (!checkName(form.name) || !form.reportValidity()) return;
     const opts = options(form);
-    localStorage.setItem(NAME_KEY, opts.name);
+    storage.saveName(opts.name);
     const button = form.querySelector("button[type=submit]");
     button.disabled = true;
     try {
       const seated = await api.createTable(opts);
-      saveSeat(seated.code, { seat: seated.seat, token: seated.token, host: seated.host, name: opts.name });
+      storage.saveSeat(seated.code, { seat: seated.seat, token: seated.token, host: seated.host, name: opts.name });
       navigate(`?table=${seated.code}`);
     } catch (err) {
       showError(err);
       button.disabled = false;
     }
   });
-  app.querySelector("#join").addEventListener("submit", (ev) => {
+  const join = app.querySelector("#join");
+  const joinError = app.querySelector("#join-error");
+  join.code.addEventListener("input", () => (joinError.hidden = true));
+  join.addEventListener("submit", async (ev) => {
     ev.preventDefault();
-    const raw = ev.target.code.value.trim();
-    const m = /[?&]table=([A-Za-z0-9]+)/.exec(raw);
-    navigate(`?table=${encodeURIComponent((m ? m[1] : raw).toUpperCase())}`);
+    const code = tableCode(join.code.value);
+    const say = (words) => {
+      joinError.textContent = words;
+      joinError.hidden = false;
+    };
+    if (!code) return say(t("home.notACode"));
+    try {
+      await api.table(code);
+      navigate(`?table=${encodeURIComponent(code)}`);
+    } catch (err) {
+      say(err.code === "not_found" || err.status === 404 ? t("home.noSuchTable", { code }) : errorText(err.code));
+    }
   });
-  listTables(app.querySelector("#open-tables"), (levels) => {
-    if (!levels?.length || levels.join() === botLevels.join()) return;
-    botLevels = levels;
-    seatRows(form);
+  app.querySelector(".page.home").addEventListener("click", (ev) => {
+    const el = ev.target.closest("[data-learn]");
+    if (!el) return;
+    ev.preventDefault();
+    const what = el.dataset.learn;
+    if (what === "skip") {
+      storage.savePractice("skipped");
+      app.querySelector("#first-visit")?.remove();
+    } else navigate(what === "rules" ? "?learn" : "?practice");
   });
-  return { relabel: () => seatRows(form) };
-}
-
-async function listTables(el, onLevels) {
+  const list = app.querySelector("#open-tables");
   let tables = [];
-  try {
-    const data = await api.tables();
-    tables = data.tables || [];
-    onLevels(data.levels);
-  } catch {
-    return;
-  }
-  if (!tables.length) return;
-  el.innerHTML = `<h3 data-i18n="home.openTables"></h3><ul class="seat-list">${tables
-    .map((tb) => {
-      const humans = tb.players.filter((p) => p.kind === "human");
-      const free = humans.filter((p) => !p.joined).length;
-      return `<li><a class="who" href="?table=${esc(tb.code)}" data-table="${esc(tb.code)}">${esc(tb.code)}</a>
-        <span class="pill ${tb.state === "lobby" ? "waiting" : ""}">${esc(t(`state.${tb.state}`))}</span>
-        <span class="pill">${esc(t("home.freeSeats", { n: free }))}</span></li>`;
-    })
-    .join("")}</ul>`;
-  el.querySelectorAll("[data-i18n]").forEach((x) => (x.textContent = t(x.dataset.i18n)));
-  el.addEventListener("click", (ev) => {
+  const draw = () => drawTables(list, tables);
+  let poll = null;
+  let shown = true; // a refresh in flight when the page goes must not plan another
+  const refresh = async () => {
+    try {
+      const data = await fetchAll();
+      tables = data.tables;
+      if (data.levels?.length && data.levels.join() !== botLevels.join()) {
+        botLevels = data.levels;
+        seatRows(form);
+      }
+      draw();
+    } catch {
+      // the list waits for the next try
+    }
+    if (shown) poll = setTimeout(refresh, POLL_MS);
+  };
+  refresh();
+  list.addEventListener("click", (ev) => {
     const a = ev.target.closest("a[data-table]");
     if (!a) return;
     ev.preventDefault();
     navigate(`?table=${a.dataset.table}`);
   });
+  return {
+    relabel: () => {
+      seatRows(form);
+      draw();
+    },
+    leave: () => {
+      shown = false;
+      clearTimeout(poll);
+    },
+  };
+}
+
+/** Every page of GET /api/tables (protocol 2 pages it with `next`; protocol 1 sends one). */
+async function fetchAll() {
+  const first = await api.tables();
+  const tables = [...(first.tables || [])];
+  let next = first.next;
+  for (let page = 0; next && page < 5; page++) {
+    const more = await api.tables(next);
+    tables.push(...(more.tables || []));
+    next = more.next;
+  }
+  return { tables, levels: first.levels };
+}
+
+function drawTables(el, all) {
+  const tables = joinable(all);
+  if (!tables.length) {
+    el.innerHTML = "";
+    return;
+  }
+  el.innerHTML = `<h3>${esc(t("home.openTables"))}</h3><ul class="seat-list">${tables
+    .map((tb) => {
+      const free = tb.players.filter((p) => p.kind === "human" && !p.joined).length;
+      const host = tb.players.find((p) => p.host)?.name || "";
+      return `<li data-code="${esc(tb.code)}"><a class="who" href="?table=${esc(tb.code)}" data-table="${esc(tb.code)}">${esc(tb.code)}</a>
+        <span class="host-name">${esc(host)}</span>
+        <span class="pill">${esc(t(free === 1 ? "home.freeSeatsOne" : "home.freeSeats", { n: free }))}</span></li>`;
+    })
+    .join("")}</ul>`;
 }

@@ -79,3 +79,9 @@ export function cardName(text) {
   if (text.startsWith("S-")) return t("card.swatter");
   return t("card.fly", { colour: t(`colour.${text[0]}`), value: text[1] });
 }
+
+/** A seat's display name: the player's name, a bot's name in this language, or "Seat n". */
+export function playerName(p, seat) {
+  if (p?.kind === "bot" && (!p.name || /^Bot \d+$/.test(p.name))) return t("seat.botName", { n: seat + 1 });
+  return p?.name || t("seat.empty", { n: seat + 1 });
+}

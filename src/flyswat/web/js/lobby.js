@@ -1,6 +1,6 @@
 // The lobby of a table: who is seated and ready, the share link, join, ready, start.
 
-import { t } from "./i18n.js";
+import { playerName, t } from "./i18n.js";
 import { SEAT_COLOURS } from "./table.js";
 import { esc } from "./ui.js";
 
@@ -18,15 +18,23 @@ function playerRow(p, mySeat) {
     );
     if (!p.connected) pills.push(`<span class="pill">${esc(t("seat.offline"))}</span>`);
   }
-  const name = p.name || t("seat.empty", { n: p.seat + 1 });
+  const name = playerName(p, p.seat);
   const you = p.seat === mySeat ? ` <em>(${esc(t("seat.you"))})</em>` : "";
   return `<li class="${p.kind === "human" && !p.joined ? "free" : ""}" style="--seat:${colour}" data-seat="${p.seat}">
     <span class="seat-no" style="background:${colour}">${p.seat + 1}</span>
     <span class="who">${esc(name)}${you}</span>${pills.join("")}</li>`;
 }
 
-/** The lobby's HTML for the page state s (table, seat). */
-export function lobbyHtml(s) {
+/** What the lobby still waits for, in words: the free seats, then who is not ready. */
+function awaited(players) {
+  const free = players.filter((p) => p.kind === "human" && !p.joined).map((p) => t("seat.empty", { n: p.seat + 1 }));
+  if (free.length) return t("lobby.waitingFor", { seats: free.join(", ") });
+  const slow = players.filter((p) => p.kind === "human" && p.joined && !p.ready && !p.host).map((p) => playerName(p, p.seat));
+  return slow.length ? t("lobby.waitingReady", { names: slow.join(", ") }) : t("lobby.waiting");
+}
+
+/** The lobby's HTML for the page state s (table, seat); savedName fills the join form. */
+export function lobbyHtml(s, savedName = "") {
   const tb = s.table;
   const link = `${location.origin}${location.pathname}?table=${tb.code}`;
   const players = tb.players;
@@ -40,7 +48,7 @@ export function lobbyHtml(s) {
   } else if (mine === null) {
     actions = freeHuman
       ? `<form id="join-seat" class="row" autocomplete="off">
-          <input name="name" required maxlength="32" value="${esc(localStorage.getItem("flyswat.name") || "")}"
+          <input name="name" required maxlength="32" value="${esc(savedName)}"
             placeholder="${esc(t("home.namePlaceholder"))}" aria-label="${esc(t("home.name"))}">
           <button class="btn big" type="submit">${esc(t("lobby.join"))}</button></form>`
       : `<p class="muted">${esc(t("lobby.full"))}</p>`;
@@ -49,7 +57,7 @@ export function lobbyHtml(s) {
     actions = `<div class="row">
       ${mine.host ? "" : `<button class="btn big ${ready ? "secondary" : ""}" data-action="ready" data-ready="${ready}">${esc(t(ready ? "lobby.notReadyButton" : "lobby.readyButton"))}</button>`}
       ${mine.host ? `<button class="btn big" data-action="start" ${allIn ? "" : "disabled"}>${esc(t("lobby.start"))}</button>` : ""}
-      <span class="muted">${esc(t(allIn ? (mine.host ? "lobby.canStart" : "lobby.waitHost") : "lobby.waiting"))}</span>
+      <span class="muted lobby-status">${esc(allIn ? t(mine.host ? "lobby.canStart" : "lobby.waitHost") : awaited(players))}</span>
     </div>`;
   }
   const o = tb.options;
@@ -58,6 +66,7 @@ export function lobbyHtml(s) {
     o.seats >= 5 ? t("lobby.factHandsOne") : t("lobby.factHands", { n: 2 }),
     t("lobby.factCards", { n: 112 - o.remove }),
     t("lobby.factWindow", { s: (o.slap_window_ms / 1000).toFixed(1) }),
+    ...(o.turn_timeout_ms ? [t("lobby.factTurn", { s: (o.turn_timeout_ms / 1000).toFixed(1) })] : []),
   ];
   return `<div class="page lobby">
     <section class="card-box">

@@ -1,13 +1,12 @@
 // Talking to the server (docs/PROTOCOL.md): HTTP for tables and records, one WebSocket
 // per table that reconnects by itself with the seat token.
 
-const TOKENS_KEY = "flyswat.seats";
-
 /** An error from the server: code is the protocol's error code. */
 export class ServerError extends Error {
-  constructor(code, message) {
+  constructor(code, message, status = 0) {
     super(message || code);
     this.code = code;
+    this.status = status;
   }
 }
 
@@ -28,7 +27,7 @@ async function request(method, path, body) {
   } catch {
     data = null;
   }
-  if (!res.ok) throw new ServerError(data?.error || "http", data?.message);
+  if (!res.ok) throw new ServerError(data?.error || (res.status === 404 ? "not_found" : "http"), data?.message, res.status);
   return data;
 }
 
@@ -36,41 +35,29 @@ export const api = {
   createTable: (options) => request("POST", "/api/tables", options),
   joinTable: (code, name) => request("POST", `/api/tables/${encodeURIComponent(code)}/join`, { name }),
   table: (code) => request("GET", `/api/tables/${encodeURIComponent(code)}`),
-  tables: () => request("GET", "/api/tables"),
+  tables: (after) => request("GET", after ? `/api/tables?after=${encodeURIComponent(after)}` : "/api/tables"),
   record: (url) => request("GET", url),
 };
 
-/** The seats this browser holds, by table code: {seat, token, host, name}. */
-export function savedSeat(code) {
-  try {
-    return JSON.parse(localStorage.getItem(TOKENS_KEY) || "{}")[code] || null;
-  } catch {
-    return null;
-  }
-}
-
-export function saveSeat(code, seated) {
-  let all = {};
-  try {
-    all = JSON.parse(localStorage.getItem(TOKENS_KEY) || "{}");
-  } catch {
-    all = {};
-  }
-  all[code] = seated;
-  localStorage.setItem(TOKENS_KEY, JSON.stringify(all));
-}
+/** Close codes after which the client does not reconnect by itself (docs/PROTOCOL.md v2). */
+export const FINAL_CLOSES = new Set([4409, 4404, 4410]); // seat opened elsewhere; no table; expired
+/** A policy violation (1008) or a table full of spectators (1013): retry, slowly, never hammering. */
+const SLOW_CLOSES = new Set([1008, 1013]);
 
 /**
  * One table's WebSocket. Sends hello (with the token, if any) on every (re)connection,
- * answers pings, and calls onMessage(msg) for everything else; onStatus("open"|"closed").
- * Reconnects after a drop with a growing pause, until close() is called.
+ * answers pings, and calls onMessage(msg) for everything else; onStatus("open"|"closed");
+ * onClose(code) on every close. Reconnects after a drop with a growing pause (a long one
+ * after 1008 and 1013), never after 4409 (replaced), 4404 (no such table) or 4410 (expired),
+ * until close() is called.
  */
 export class Connection {
-  constructor(code, token, { onMessage, onStatus }) {
+  constructor(code, token, { onMessage, onStatus, onClose = () => {} }) {
     this.code = code;
     this.token = token;
     this.onMessage = onMessage;
     this.onStatus = onStatus;
+    this.onClose = onClose;
     this.closed = false;
     this.attempt = 0;
     this.ws = null;
@@ -103,10 +90,16 @@ export class Connection {
       }
       this.onMessage(msg);
     };
-    ws.onclose = () => {
+    ws.onclose = (ev) => {
       if (this.ws !== ws || this.closed) return;
+      this.onClose(ev.code);
+      if (FINAL_CLOSES.has(ev.code)) {
+        this.ws = null;
+        return;
+      }
       this.onStatus("closed");
-      const pause = Math.min(5000, 300 * 2 ** this.attempt++);
+      const slow = SLOW_CLOSES.has(ev.code);
+      const pause = slow ? Math.min(60000, 10000 * 2 ** this.attempt++) : Math.min(5000, 300 * 2 ** this.attempt++);
       this.timer = setTimeout(() => this.open(), pause);
     };
   }
@@ -121,6 +114,8 @@ export class Connection {
   /** Reconnect now as another identity (after joining a seat). */
   reconnectWith(token) {
     this.token = token;
+    this.closed = false;
+    clearTimeout(this.timer);
     const old = this.ws;
     this.ws = null;
     if (old) old.close();

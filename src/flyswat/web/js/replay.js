@@ -2,7 +2,7 @@
 // stepped or played reveal by reveal, with every slap round's hands on the flies.
 
 import { replay } from "./engine.js";
-import { cardName, t } from "./i18n.js";
+import { cardName, playerName, t } from "./i18n.js";
 import { api } from "./net.js";
 import { fitCentre, renderTable, SEAT_COLOURS } from "./table.js";
 import { esc, errorText, toast, typing } from "./ui.js";
@@ -21,11 +21,14 @@ const icon = (name) =>
   `<svg viewBox="0 0 24 24" width="20" height="20" aria-hidden="true"><path d="${ICONS[name]}" fill="currentColor"/></svg>`;
 
 function frameText(rec, f) {
-  const name = (seat) => rec.seats[seat]?.name || t("seat.empty", { n: seat + 1 });
+  const name = (seat) => playerName(rec.seats[seat], seat);
   if (f.kind === "deal") return t("replay.deal", { name: name(rec.start ?? 0) });
   const args = { name: name(f.seat), card: cardName(f.card), n: f.turn + 1 };
   if (f.kind === "place") return t("replay.placed", args);
   if (f.kind === "trigger") return t(f.allowed.length ? "replay.trigger" : "replay.triggerEmpty", args);
+  // R15: an empty centre had nothing to slap; a round nobody slapped had no hands to lift.
+  if (!f.allowed.length && !f.centre.length) return t("replay.resolvedEmpty", args);
+  if (!f.centre.some((e) => e.hands.length)) return t("replay.resolvedNone", args);
   return t("replay.resolved", args);
 }
 
@@ -65,7 +68,7 @@ function resultHtml(rec, result) {
         ({ place, seat }) => `<tr class="${place === 1 ? "first" : ""}"><td class="place">${esc(t("end.place", { n: place }))}${
           result.places.filter((p) => p === place).length > 1 ? ` <small>${esc(t("end.tie"))}</small>` : ""
         }</td>
-        <td><span class="seat-no" style="background:${SEAT_COLOURS[seat % 8]}">${seat + 1}</span> ${esc(rec.seats[seat].name)}</td>
+        <td><span class="seat-no" style="background:${SEAT_COLOURS[seat % 8]}">${seat + 1}</span> ${esc(playerName(rec.seats[seat], seat))}</td>
         <td class="num">${result.points[seat]}</td><td class="num">${result.flies[seat]}</td></tr>`,
       )
       .join("")}</tbody></table>`;

@@ -9,10 +9,9 @@
 // }
 
 import { backSvg, cardSvg, colourBadge, parseCard } from "./cards.js";
-import { cardName, t } from "./i18n.js";
+import { cardName, playerName, t } from "./i18n.js";
 
-/** The key shown on each centre fly, by position: digits first, then letters. */
-export const FLY_KEYS = "1234567890qwertyuiopasdfghjklzxcvbnm".split("");
+import { FLY_KEYS } from "./model.js";
 
 export const SEAT_COLOURS = [
   "#1b3a5c", "#8a3b12", "#00796b", "#6a1b9a", "#4e5d6c", "#5b6b1f", "#b0306b", "#222222",
@@ -32,8 +31,7 @@ export function handSvg(seat, label = "") {
 }
 
 function seatLabel(scene, i) {
-  const s = scene.seats[i];
-  return s.name || t("seat.empty", { n: i + 1 });
+  return playerName(scene.seats[i], i);
 }
 
 function laidHtml(scene, i) {
@@ -67,7 +65,7 @@ function seatPanel(scene, i) {
   return `<div class="${classes.join(" ")}" data-seat="${i}" style="--seat:${SEAT_COLOURS[i % SEAT_COLOURS.length]}">
     <div class="seat-head">
       <span class="seat-no">${i + 1}</span>
-      <span class="seat-name">${esc(seatLabel(scene, i))}${i === scene.me ? ` <em>(${esc(t("seat.you"))})</em>` : ""}</span>
+      <span class="seat-name">${esc(seatLabel(scene, i))}${i === scene.me && seatLabel(scene, i).toLowerCase() !== t("seat.you").toLowerCase() ? ` <em>(${esc(t("seat.you"))})</em>` : ""}</span>
       ${kind}${fast}
     </div>
     <div class="piles">
@@ -93,7 +91,8 @@ function myHandHtml(scene) {
 function centreCard(scene, entry, k) {
   const { card, hands = [], outcome = null } = entry;
   const name = cardName(card);
-  const key = scene.live && scene.me !== null ? FLY_KEYS[k] : undefined;
+  // Keys are for slapping: none once the game is over, none for a spectator or a replay.
+  const key = scene.live && scene.me !== null && !scene.over ? FLY_KEYS[k] : undefined;
   const classes = ["fly-card"];
   if (scene.fresh === card) classes.push("fresh");
   if (outcome) classes.push(outcome);

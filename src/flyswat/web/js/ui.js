@@ -20,6 +20,13 @@ export function toast(text, kind = "info", ms = 3500) {
   toastTimer = setTimeout(() => (el.hidden = true), ms);
 }
 
+/** Hide the message at once (leaving a page: its messages stay with it). */
+export function hideToast() {
+  clearTimeout(toastTimer);
+  const el = document.getElementById("toast");
+  if (el) el.hidden = true;
+}
+
 /** A server error code in the player's words (error.<code> in the strings file). */
 export function errorText(code) {
   return has(`error.${code}`) ? t(`error.${code}`) : t("error.unknown", { code });
