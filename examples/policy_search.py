@@ -41,9 +41,13 @@ CANDIDATES = [(0,), *itertools.permutations(range(4), 2)]
 
 
 def allowed_by_value(observation: np.ndarray) -> list[int]:
-    """The allowed flies in the centre, best value first (ties by card index)."""
+    """The allowed flies in the centre, best value first (ties by card index): the helped
+    observation's flags, or else the agent's own count of the centre block (R14)."""
     centre = observation[:96]
     top = observation[102:108]
+    if not top.any():
+        counts = centre.reshape(6, 16).sum(axis=1)
+        top = counts == counts.max() if counts.max() else top
     flies = [i for i in range(96) if centre[i] and top[i // 16]]
     return sorted(flies, key=lambda i: (-VALUES[i % 16], i))
 
@@ -59,11 +63,16 @@ def act(observation: np.ndarray, ranks: tuple[int, ...], hands: int) -> np.ndarr
 
 
 def win_share(
-    ranks: tuple[int, ...], games: int, speed: str, seed: int, bots: str = "normal"
+    ranks: tuple[int, ...],
+    games: int,
+    speed: str,
+    seed: int,
+    bots: str = "normal",
+    helped: bool = False,
 ) -> tuple[float, float]:
     """Mean win share of the policy ``ranks`` at seat 0 against 3 bots at level ``bots``,
     and its 95 % confidence half-width, over ``games`` games seeded from ``seed``."""
-    env = SoloEnv(4, seat=0, levels=bots, speed=speed)
+    env = SoloEnv(4, seat=0, levels=bots, speed=speed, helped=helped)
     hands = env.env.rules.hands
     shares = []
     for g in range(games):
@@ -84,13 +93,18 @@ def main() -> None:
     parser.add_argument("--bots", default="normal", help="the three bots' level")
     parser.add_argument("--search", type=int, default=300, help="games per candidate")
     parser.add_argument("--games", type=int, default=2000, help="games to measure the best")
+    parser.add_argument(
+        "--helped", action="store_true", help="the observation with the allowed colours"
+    )
     args = parser.parse_args()
-    scores = {r: win_share(r, args.search, args.speed, 0, args.bots) for r in CANDIDATES}
+    scores = {
+        r: win_share(r, args.search, args.speed, 0, args.bots, args.helped) for r in CANDIDATES
+    }
     for ranks, (mean, ci) in sorted(scores.items(), key=lambda x: -x[1][0]):
         print(f"search {ranks}: {mean:.1%} ± {ci:.1%}")
     best = max(scores, key=lambda r: scores[r][0])
     for label, ranks in (("best", best), ("greedy", (0, 1))):
-        mean, ci = win_share(ranks, args.games, args.speed, 10**6, args.bots)
+        mean, ci = win_share(ranks, args.games, args.speed, 10**6, args.bots, args.helped)
         print(f"{label} {ranks} at speed {args.speed}: win share {mean:.1%} ± {ci:.1%} "
               f"over {args.games} games against 3 {args.bots} bots (fair: 25.0%)")  # fmt: skip
 

@@ -209,8 +209,19 @@ def test_hard_avoids_a_race_it_is_likely_to_lose() -> None:
         laid = [plan for _ in range(3000) if (plan := decide(level, v, rng))]
         return sum(1 for plan in laid if plan[0].card == Card.parse("R5-1")) / len(laid)
 
-    assert on_top("normal") > 0.85
+    assert on_top("easy") > on_top("hard") + 0.2  # easy weighs the race least
     assert on_top("hard") < 0.5
+
+
+def test_bots_spread_over_the_valuable_flies_rather_than_all_race_for_the_best() -> None:
+    # Four seats, two hands each, one 5 and two 4s: people do not all go for the 5.
+    v = view(open_round(["R5-1", "R4-1", "R4-2", "R2-1", "S-1"], seats=4), 0)
+    rng = random.Random("spread")
+    for level in LEVELS:
+        firsts = [plan[0].card.text for _ in range(3000) if (plan := decide(level, v, rng))]
+        shares = {t: firsts.count(t) / len(firsts) for t in ("R5-1", "R4-1", "R4-2")}
+        assert max(shares.values()) < 0.75, (level, shares)
+        assert min(shares.values()) > 0.1, (level, shares)
 
 
 def test_hard_takes_the_top_fly_when_nobody_races_for_it() -> None:
@@ -218,7 +229,7 @@ def test_hard_takes_the_top_fly_when_nobody_races_for_it() -> None:
     v = view(open_round(["R5-1", "R4-1", "R1-1", "S-1"], seats=2), 0)
     rng = random.Random("alone")
     laid = [plan for _ in range(2000) if (plan := decide("hard", v, rng))]
-    assert sum(1 for plan in laid if plan[0].card == Card.parse("R5-1")) / len(laid) > 0.8
+    assert sum(1 for plan in laid if plan[0].card == Card.parse("R5-1")) / len(laid) > 0.7
 
 
 def test_reveal_pauses_are_human_and_shorter_for_harder_bots() -> None:

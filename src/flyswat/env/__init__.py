@@ -13,8 +13,9 @@ from typing import Any
 
 import gymnasium
 
+from flyswat.bots import reaction_times
 from flyswat.env.encoding import NO_HAND, OBS_SIZE, action_mask, encode, observe
-from flyswat.env.parallel import FlyswatParallelEnv, agent_name, reaction_times
+from flyswat.env.parallel import FlyswatParallelEnv, agent_name
 from flyswat.env.single import SoloEnv
 
 
