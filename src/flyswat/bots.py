@@ -15,14 +15,14 @@ comes later still.
 
 How a bot aims, as people do: it believes some colours allowed (and sometimes misjudges,
 R14), then weighs each believed-allowed fly by its value and by the chance of being the bottom
-hand on it (R17). It expects the others to crowd onto the valuable flies — a fly draws rival
-hands in proportion to its value squared — and reckons those rivals as quick as itself, so a
-hand's chance on a fly with ``λ`` expected rivals is ``exp(-λ · P(a rival beats it))``. A
-level's ``caution`` says how much of that chance it takes into account (0: value alone), and
-its ``temperature`` how sharply it picks the best fly (a softmax over the gains: people
-hesitate between two flies that look alike, and spread out over them). Then it sometimes lays
-a second hand, and lays none at all when no fly seems worth one (``min_gain``) or when it
-looks away (``lapse``).
+hand on it (R17). It reckons its rivals as quick as itself and expects them to think as it
+does, so it pictures the crowd of rival hands each fly will draw where that thinking settles
+(:func:`crowd`); a hand's chance on a fly with ``λ`` expected rivals is then
+``exp(-λ · P(a rival beats it))``. A level's ``caution`` says how much of that chance it takes
+into account (0: value alone), and its ``temperature`` how sharply it picks the best fly (a
+softmax over the gains: people hesitate between two flies that look alike, and spread out
+over them). Then it sometimes lays a second hand, and lays none at all when no fly seems
+worth one (``min_gain``) or when it looks away (``lapse``).
 
 The three levels, :data:`LEVELS`, differ in speed, in how often they misjudge the allowed
 colour or miss a round, and in aim: ``easy`` goes mostly for value, ``hard`` weighs the race
@@ -216,12 +216,40 @@ def decide(level: LevelLike, v: View, rng: random.Random) -> list[PlannedSlap]:
     return [PlannedSlap(card, ms) for card, ms in zip(cards, times, strict=False)]
 
 
-def crowd(targets: list[Card], others: int, hands: int) -> list[float]:
-    """The rival hands a bot expects on each of ``targets``: the ``others`` rivals' hands
-    spread in proportion to the flies' values squared, at most one hand per rival and fly."""
-    weights = [c.value * c.value for c in targets]
-    total = sum(weights)
-    return [others * min(1.0, hands * w / total) for w in weights]
+def crowd(p: Level, targets: list[Card], others: int, hands: int) -> list[float]:
+    """The rival hands a bot at ``p`` expects on each of ``targets``: what ``others`` rivals
+    who think as it does would lay there (module docstring).
+
+    It starts from rivals who spread their hands in proportion to the flies' values squared,
+    then lets them weigh the race as it does itself (a rival as quick as it, so beaten half of
+    the time) and choose by the same softmax, a few times over: the crowd settles where no fly
+    is worth much more than its share. At most one hand per rival and fly. The sums run over
+    values, not cards, because flies of one value draw the same crowd.
+    """
+    count = [0] * 6
+    for c in targets:
+        count[c.value] += 1
+    present = [v for v in range(1, 6) if count[v]]
+    per_rival = 1.0 + (min(hands, len(targets)) - 1) * p.second_hand
+    squares = sum(count[v] * v * v for v in present)
+    lam = [0.0] * 6
+    for v in present:
+        lam[v] = others * min(1.0, per_rival * v * v / squares)
+    for _ in range(CROWD_ROUNDS):
+        gain = {v: v * math.exp(-p.caution * lam[v] * 0.5) for v in present}
+        best = max(gain.values())
+        if p.temperature > 0:
+            weight = {v: math.exp((gain[v] - best) / p.temperature) for v in present}
+        else:
+            weight = {v: 1.0 if gain[v] == best else 0.0 for v in present}
+        total = sum(count[v] * weight[v] for v in present)
+        for v in present:
+            lam[v] = 0.5 * (lam[v] + others * min(1.0, per_rival * weight[v] / total))
+    return [lam[c.value] for c in targets]
+
+
+#: How many times :func:`crowd` lets the rivals reconsider.
+CROWD_ROUNDS = 4
 
 
 def choose(
@@ -231,7 +259,7 @@ def choose(
     flies left by gain: value times the chance of being first on it to the power
     ``p.caution`` (module docstring). Stops at the first hand whose best gain is below
     ``p.min_gain``: a later hand is never laid before an earlier one."""
-    rivals = crowd(targets, others, hands)
+    rivals = crowd(p, targets, others, hands)
     left = list(range(len(targets)))
     chosen: list[Card] = []
     for t in times:

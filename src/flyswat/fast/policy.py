@@ -20,6 +20,7 @@ import math
 import numpy as np
 from numba import njit
 
+from flyswat.bots import CROWD_ROUNDS
 from flyswat.fast import rng
 
 #: The value of fly ``i`` is ``VALUES[i % 16]`` (R2: 1,1, 2×4, 3×4, 4×4, 5,5).
@@ -47,7 +48,8 @@ NP = len(PARAM_FIELDS)
 GAINS = 0  # wf[0:6]: the gain (then the weight) of a fly of value v at GAINS + v
 RIVALS = 6  # wf[6:12]: the rival hands expected on a fly of value v
 COUNT_BY_VALUE = 12  # wf[12:18]: targets of value v not yet chosen
-PARAMS = 18  # wf[PARAMS + NP*s + j]: parameter j of seat s (up to 8 seats and a learner)
+WEIGHTS = 18  # wf[18:24]: scratch of crowd()
+PARAMS = 24  # wf[PARAMS + NP*s + j]: parameter j of seat s (up to 8 seats and a learner)
 #: The chance of a rival as quick as seat s beating a hand at t ms, for t < TABLE_MS, is
 #: wf[TABLE + TABLE_MS*s + t] (a hand's time is a whole number of ms).
 TABLE = PARAMS + 9 * NP
@@ -166,8 +168,47 @@ def beaten(wf: np.ndarray, p: int, s: int, ms: int) -> float:
     """The chance that a rival as quick as seat ``s`` (parameters at ``wf[p:]``) lays a hand
     before ``ms``: from the table :func:`setup` made, exact beyond it."""
     if ms < TABLE_MS:
-        return wf[TABLE + TABLE_MS * s + ms]
+        chance: float = wf[TABLE + TABLE_MS * s + ms]
+        return chance
     return 1.0 - survival(float(ms), wf[p], wf[p + 1], wf[p + 2])
+
+
+@njit(cache=True, inline="always")
+def crowd(
+    wf: np.ndarray,
+    p: int,
+    count: np.ndarray,
+    squares: float,
+    hands: int,
+    others: int,
+    lam: np.ndarray,
+) -> None:
+    """As :func:`flyswat.bots.crowd`: the rival hands expected on a fly of each value, into
+    ``lam[1:6]``; ``count[v]`` flies of value ``v``, ``squares`` the sum of their squares,
+    ``hands`` the hands a rival may lay on them."""
+    caution = wf[p + 10]
+    temperature = wf[p + 11]
+    per_rival = 1.0 + (hands - 1) * wf[p + 9]
+    weight = wf[WEIGHTS : WEIGHTS + 6]
+    for v in range(1, 6):
+        lam[v] = others * min(1.0, per_rival * v * v / squares) if count[v] > 0 else 0.0
+    for _ in range(CROWD_ROUNDS):
+        best = -1.0
+        for v in range(1, 6):
+            if count[v] > 0:
+                weight[v] = v * math.exp(-caution * lam[v] * 0.5)
+                best = max(best, weight[v])
+        total = 0.0
+        for v in range(1, 6):
+            if count[v] > 0:
+                if temperature > 0:
+                    weight[v] = math.exp((weight[v] - best) / temperature)
+                else:
+                    weight[v] = 1.0 if weight[v] == best else 0.0
+                total += count[v] * weight[v]
+        for v in range(1, 6):
+            if count[v] > 0:
+                lam[v] = 0.5 * (lam[v] + others * min(1.0, per_rival * weight[v] / total))
 
 
 @njit(cache=True, inline="always")
@@ -196,8 +237,7 @@ def choose(
         count[v] += 1.0
         total += v * v
     rivals = wf[RIVALS : RIVALS + 6]
-    for v in range(1, 6):
-        rivals[v] = others * min(1.0, hands * v * v / total)
+    crowd(wf, p, count, total, min(hands, n), others, rivals)
     gain = wf[GAINS : GAINS + 6]
     caution = wf[p + 10]
     temperature = wf[p + 11]
