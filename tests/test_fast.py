@@ -156,7 +156,12 @@ def _z_scores(
     z: dict[str, float] = {}
     for name, metric in _metrics(levels, fast.rules.seats).items():
         a, b = metric(ref, fast)
-        se = np.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b))
+        # The pooled variance: under the hypothesis that both come from one distribution it
+        # is the better estimate, and it stays sound when one sample happens to be constant
+        # (a level that wins every one of the reference games).
+        pooled = np.concatenate([a - a.mean(), b - b.mean()]).var() * (len(a) + len(b))
+        pooled /= len(a) + len(b) - 2
+        se = np.sqrt(pooled * (1 / len(a) + 1 / len(b)))
         z[name] = 0.0 if se == 0 and a.mean() == b.mean() else (a.mean() - b.mean()) / se
     return z
 

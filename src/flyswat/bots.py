@@ -104,7 +104,7 @@ NORMAL = Level(
     mu_ms=600, sigma_ms=80, tau_ms=180,
     second_mu_ms=220, second_sigma_ms=60, second_tau_ms=100,
     floor_ms=220, misjudge=0.07, lapse=0.04, second_hand=0.9,
-    caution=0.8, temperature=0.6, min_gain=0.0,
+    caution=0.9, temperature=0.6, min_gain=0.0,
     reveal_mu_ms=1000, reveal_sigma_ms=200, reveal_tau_ms=400,
 )  # fmt: skip
 """A regular player: quick enough, weighs the race, hesitates between flies alike."""
@@ -113,7 +113,7 @@ HARD = Level(
     mu_ms=480, sigma_ms=60, tau_ms=120,
     second_mu_ms=160, second_sigma_ms=40, second_tau_ms=70,
     floor_ms=200, misjudge=0.02, lapse=0.01, second_hand=1.0,
-    caution=1.0, temperature=0.25, min_gain=0.25,
+    caution=1.0, temperature=0.5, min_gain=0.25,
     reveal_mu_ms=700, reveal_sigma_ms=120, reveal_tau_ms=250,
 )  # fmt: skip
 """A sharp player: fast, rarely wrong, and goes where its chance is best."""
@@ -216,60 +216,96 @@ def decide(level: LevelLike, v: View, rng: random.Random) -> list[PlannedSlap]:
     return [PlannedSlap(card, ms) for card, ms in zip(cards, times, strict=False)]
 
 
-def crowd(p: Level, targets: list[Card], others: int, hands: int) -> list[float]:
-    """The rival hands a bot at ``p`` expects on each of ``targets``: what ``others`` rivals
-    who think as it does would lay there (module docstring).
+def crowd(
+    p: Level, targets: list[Card], others: int, hands: int
+) -> tuple[list[float], list[float]]:
+    """The rival first and second hands a bot at ``p`` expects on a fly of each value (lists
+    indexed by value, 1–5): what ``others`` rivals who think as it does would lay there.
 
     It starts from rivals who spread their hands in proportion to the flies' values squared,
-    then lets them weigh the race as it does itself (a rival as quick as it, so beaten half of
-    the time) and choose by the same softmax, a few times over: the crowd settles where no fly
-    is worth much more than its share. At most one hand per rival and fly. The sums run over
-    values, not cards, because flies of one value draw the same crowd.
+    then lets them weigh the race as it does itself and choose by the same softmax, a few
+    times over (:data:`CROWD_ROUNDS`, each move halfway): the crowd settles where no fly is
+    worth much more than its share. A rival's first hand is beaten by another first hand half
+    of the time and seldom by a second hand; a second hand the other way round
+    (:func:`beaten`, at the level's mean times). A rival lays its second hand with the
+    level's ``second_hand`` chance, never on the fly under its first.
     """
     count = [0] * 6
     for c in targets:
         count[c.value] += 1
     present = [v for v in range(1, 6) if count[v]]
-    per_rival = 1.0 + (min(hands, len(targets)) - 1) * p.second_hand
+    second = p.second_hand if hands >= 2 and len(targets) >= 2 else 0.0
+    first_time = p.mu_ms + p.tau_ms
+    second_time = first_time + p.second_mu_ms + p.second_tau_ms
+    b12 = beaten(p, first_time, 1)  # a rival's second hand beats a typical first hand
+    b21 = beaten(p, second_time, 0)  # a rival's first hand beats a typical second hand
     squares = sum(count[v] * v * v for v in present)
-    lam = [0.0] * 6
+    one = [0.0] * 6
+    two = [0.0] * 6
     for v in present:
-        lam[v] = others * min(1.0, per_rival * v * v / squares)
+        one[v] = others * v * v / squares
+        two[v] = second * one[v]
     for _ in range(CROWD_ROUNDS):
-        gain = {v: v * math.exp(-p.caution * lam[v] * 0.5) for v in present}
-        best = max(gain.values())
-        if p.temperature > 0:
-            weight = {v: math.exp((gain[v] - best) / p.temperature) for v in present}
-        else:
-            weight = {v: 1.0 if gain[v] == best else 0.0 for v in present}
-        total = sum(count[v] * weight[v] for v in present)
+        w1 = _softmax(
+            p, {v: v * math.exp(-p.caution * (one[v] / 2 + two[v] * b12)) for v in present}
+        )
+        total1 = sum(count[v] * w1[v] for v in present)
+        p1 = {v: w1[v] / total1 for v in present}
+        w2 = _softmax(
+            p, {v: v * math.exp(-p.caution * (one[v] * b21 + two[v] / 2)) for v in present}
+        )
+        w2 = {v: w2[v] * (1.0 - p1[v]) for v in present}
+        total2 = sum(count[v] * w2[v] for v in present)
         for v in present:
-            lam[v] = 0.5 * (lam[v] + others * min(1.0, per_rival * weight[v] / total))
-    return [lam[c.value] for c in targets]
+            one[v] = 0.5 * (one[v] + others * p1[v])
+            share = w2[v] / total2 if total2 > 0 else 0.0
+            two[v] = 0.5 * (two[v] + others * second * share)
+    return one, two
+
+
+def _softmax(p: Level, gains: dict[int, float]) -> dict[int, float]:
+    """Unnormalised softmax weights of ``gains`` at ``p.temperature`` (0: 1 for the best)."""
+    best = max(gains.values())
+    if p.temperature > 0:
+        return {v: math.exp((g - best) / p.temperature) for v, g in gains.items()}
+    return {v: 1.0 if g == best else 0.0 for v, g in gains.items()}
 
 
 #: How many times :func:`crowd` lets the rivals reconsider.
 CROWD_ROUNDS = 4
 
 
+def beaten(p: Level, t: float, hand: int) -> float:
+    """The chance that a rival as quick as ``p`` lays its first (``hand`` 0) or second
+    (``hand`` 1) hand before ``t`` ms. The second hand's time, first plus extra, is taken as
+    one ex-Gaussian with the same mean (Gaussian parts and tails added separately)."""
+    if hand == 0:
+        return 1.0 - survival(t, p.mu_ms, p.sigma_ms, p.tau_ms)
+    mu = p.mu_ms + p.second_mu_ms
+    return 1.0 - survival(
+        t, mu, math.hypot(p.sigma_ms, p.second_sigma_ms), p.tau_ms + p.second_tau_ms
+    )
+
+
 def choose(
     p: Level, targets: list[Card], times: list[int], others: int, hands: int, rng: random.Random
 ) -> list[Card]:
     """One fly per time in ``times``, each the softmax choice (``p.temperature``) among the
-    flies left by gain: value times the chance of being first on it to the power
-    ``p.caution`` (module docstring). Stops at the first hand whose best gain is below
-    ``p.min_gain``: a later hand is never laid before an earlier one."""
-    rivals = crowd(p, targets, others, hands)
+    flies left by gain: value times the chance of being first on it (against the
+    :func:`crowd`) to the power ``p.caution``. Stops at the first hand whose best gain is
+    below ``p.min_gain``: a later hand is never laid before an earlier one."""
+    one, two = crowd(p, targets, others, hands)
     left = list(range(len(targets)))
     chosen: list[Card] = []
     for t in times:
-        beaten = 1.0 - survival(t, p.mu_ms, p.sigma_ms, p.tau_ms)
-        gains = [targets[i].value * math.exp(-p.caution * rivals[i] * beaten) for i in left]
+        b1, b2 = beaten(p, t, 0), beaten(p, t, 1)
+        risk = [p.caution * (one[v] * b1 + two[v] * b2) for v in range(6)]
+        gains = [targets[i].value * math.exp(-risk[targets[i].value]) for i in left]
         best = max(gains)
         if best < p.min_gain:
             break
         k = gains.index(best)
-        if p.temperature > 0:
+        if p.temperature > 0 and len(left) > 1:
             weights = [math.exp((g - best) / p.temperature) for g in gains]
             u = rng.random() * sum(weights)
             k = 0

@@ -46,15 +46,21 @@ NP = len(PARAM_FIELDS)
 
 #: Layout of the float scratch array ``wf``.
 GAINS = 0  # wf[0:6]: the gain (then the weight) of a fly of value v at GAINS + v
-RIVALS = 6  # wf[6:12]: the rival hands expected on a fly of value v
-COUNT_BY_VALUE = 12  # wf[12:18]: targets of value v not yet chosen
-WEIGHTS = 18  # wf[18:24]: scratch of crowd()
-PARAMS = 24  # wf[PARAMS + NP*s + j]: parameter j of seat s (up to 8 seats and a learner)
-#: The chance of a rival as quick as seat s beating a hand at t ms, for t < TABLE_MS, is
-#: wf[TABLE + TABLE_MS*s + t] (a hand's time is a whole number of ms).
-TABLE = PARAMS + 9 * NP
+ONE = 6  # wf[6:12]: the rival first hands expected on a fly of value v
+TWO = 12  # wf[12:18]: ... and second hands
+COUNT_BY_VALUE = 18  # wf[18:24]: targets of value v not yet chosen
+W1 = 24  # wf[24:30], wf[30:36]: scratch of crowd()
+W2 = 30
+PARAMS = 36  # wf[PARAMS + NP*s + j]: parameter j of seat s (up to 8 seats and a learner)
+#: wf[CROSS + 2*s]: the chance that a rival's second hand beats a typical first hand, and
+#: wf[CROSS + 2*s + 1] that a first hand beats a typical second one (bots.crowd).
+CROSS = PARAMS + 9 * NP
+#: The chance of a rival as quick as seat s beating a hand at t ms with its first hand, for
+#: t < TABLE_MS, is wf[TABLE + TABLE_MS*(2*s) + t], with its second wf[TABLE + TABLE_MS*(2*s+1)
+#: + t] (a hand's time is a whole number of ms).
+TABLE = CROSS + 2 * 9
 TABLE_MS = 4096
-WF_SIZE = TABLE + 9 * TABLE_MS
+WF_SIZE = TABLE + 2 * 9 * TABLE_MS
 
 #: Layout of the integer scratch array ``wi``: the policy's part (the game's follows it,
 #: :mod:`flyswat.fast.kernel`).
@@ -84,16 +90,29 @@ def survival(x: float, mu: float, sigma: float, tau: float) -> float:
     return min(1.0, max(0.0, 1.0 - _phi(z) + tail))
 
 
+@njit(cache=True, inline="always")
+def exact_beaten(wf: np.ndarray, p: int, t: float, hand: int) -> float:
+    """As :func:`flyswat.bots.beaten`, for the parameters at ``wf[p:]``."""
+    if hand == 0:
+        return 1.0 - survival(t, wf[p], wf[p + 1], wf[p + 2])
+    mu = wf[p] + wf[p + 3]
+    return 1.0 - survival(t, mu, math.hypot(wf[p + 1], wf[p + 4]), wf[p + 2] + wf[p + 5])
+
+
 @njit(cache=True)
 def setup(wf: np.ndarray, params: np.ndarray) -> None:
     """Copy ``params`` (a row per seat) into ``wf`` and tabulate each row's :func:`beaten`."""
     for s in range(params.shape[0]):
+        p = PARAMS + NP * s
         for j in range(NP):
-            wf[PARAMS + NP * s + j] = params[s, j]
-        for t in range(TABLE_MS):
-            wf[TABLE + TABLE_MS * s + t] = 1.0 - survival(
-                float(t), params[s, 0], params[s, 1], params[s, 2]
-            )
+            wf[p + j] = params[s, j]
+        first_time = wf[p] + wf[p + 2]
+        wf[CROSS + 2 * s] = exact_beaten(wf, p, first_time, 1)
+        wf[CROSS + 2 * s + 1] = exact_beaten(wf, p, first_time + wf[p + 3] + wf[p + 5], 0)
+        for hand in range(2):
+            row = TABLE + TABLE_MS * (2 * s + hand)
+            for t in range(TABLE_MS):
+                wf[row + t] = exact_beaten(wf, p, float(t), hand)
 
 
 @njit(cache=True, inline="always")
@@ -164,51 +183,79 @@ def reaction_times(wf: np.ndarray, wi: np.ndarray, p: int, n: int, state: np.uin
 
 
 @njit(cache=True, inline="always")
-def beaten(wf: np.ndarray, p: int, s: int, ms: int) -> float:
-    """The chance that a rival as quick as seat ``s`` (parameters at ``wf[p:]``) lays a hand
-    before ``ms``: from the table :func:`setup` made, exact beyond it."""
+def beaten(wf: np.ndarray, p: int, s: int, ms: int, hand: int) -> float:
+    """As :func:`flyswat.bots.beaten` for seat ``s`` (parameters at ``wf[p:]``): from the
+    table :func:`setup` made, exact beyond it."""
     if ms < TABLE_MS:
-        chance: float = wf[TABLE + TABLE_MS * s + ms]
+        chance: float = wf[TABLE + TABLE_MS * (2 * s + hand) + ms]
         return chance
-    return 1.0 - survival(float(ms), wf[p], wf[p + 1], wf[p + 2])
+    return exact_beaten(wf, p, float(ms), hand)
+
+
+@njit(cache=True, inline="always")
+def softmax(wf: np.ndarray, p: int, count: np.ndarray, w: np.ndarray) -> None:
+    """As ``bots._softmax``, in place: the gains in ``w[v]`` (values with ``count[v] > 0``)
+    become their unnormalised weights."""
+    temperature = wf[p + 11]
+    best = -1.0
+    for v in range(1, 6):
+        if count[v] > 0:
+            best = max(best, w[v])
+    for v in range(1, 6):
+        if count[v] > 0:
+            if temperature > 0:
+                w[v] = math.exp((w[v] - best) / temperature)
+            else:
+                w[v] = 1.0 if w[v] == best else 0.0
 
 
 @njit(cache=True, inline="always")
 def crowd(
     wf: np.ndarray,
     p: int,
+    s: int,
     count: np.ndarray,
     squares: float,
+    n: int,
     hands: int,
     others: int,
-    lam: np.ndarray,
 ) -> None:
-    """As :func:`flyswat.bots.crowd`: the rival hands expected on a fly of each value, into
-    ``lam[1:6]``; ``count[v]`` flies of value ``v``, ``squares`` the sum of their squares,
-    ``hands`` the hands a rival may lay on them."""
+    """As :func:`flyswat.bots.crowd`: the rival first and second hands expected on a fly of
+    each value, into ``wf[ONE + v]`` and ``wf[TWO + v]``; ``count[v]`` of the ``n`` targets
+    have value ``v``, ``squares`` is the sum of their values squared."""
     caution = wf[p + 10]
-    temperature = wf[p + 11]
-    per_rival = 1.0 + (hands - 1) * wf[p + 9]
-    weight = wf[WEIGHTS : WEIGHTS + 6]
+    second = wf[p + 9] if hands >= 2 and n >= 2 else 0.0
+    b12 = wf[CROSS + 2 * s]
+    b21 = wf[CROSS + 2 * s + 1]
+    one = wf[ONE : ONE + 6]
+    two = wf[TWO : TWO + 6]
+    w1 = wf[W1 : W1 + 6]
+    w2 = wf[W2 : W2 + 6]
     for v in range(1, 6):
-        lam[v] = others * min(1.0, per_rival * v * v / squares) if count[v] > 0 else 0.0
+        one[v] = others * v * v / squares if count[v] > 0 else 0.0
+        two[v] = second * one[v]
     for _ in range(CROWD_ROUNDS):
-        best = -1.0
         for v in range(1, 6):
             if count[v] > 0:
-                weight[v] = v * math.exp(-caution * lam[v] * 0.5)
-                best = max(best, weight[v])
-        total = 0.0
+                w1[v] = v * math.exp(-caution * (one[v] / 2 + two[v] * b12))
+                w2[v] = v * math.exp(-caution * (one[v] * b21 + two[v] / 2))
+        softmax(wf, p, count, w1)
+        softmax(wf, p, count, w2)
+        total1 = 0.0
         for v in range(1, 6):
             if count[v] > 0:
-                if temperature > 0:
-                    weight[v] = math.exp((weight[v] - best) / temperature)
-                else:
-                    weight[v] = 1.0 if weight[v] == best else 0.0
-                total += count[v] * weight[v]
+                total1 += count[v] * w1[v]
+        total2 = 0.0
         for v in range(1, 6):
             if count[v] > 0:
-                lam[v] = 0.5 * (lam[v] + others * min(1.0, per_rival * weight[v] / total))
+                w1[v] = w1[v] / total1
+                w2[v] = w2[v] * (1.0 - w1[v])
+                total2 += count[v] * w2[v]
+        for v in range(1, 6):
+            if count[v] > 0:
+                one[v] = 0.5 * (one[v] + others * w1[v])
+                share = w2[v] / total2 if total2 > 0 else 0.0
+                two[v] = 0.5 * (two[v] + others * second * share)
 
 
 @njit(cache=True, inline="always")
@@ -236,19 +283,21 @@ def choose(
         v = VALUES[wi[TARGETS + i] % 16]
         count[v] += 1.0
         total += v * v
-    rivals = wf[RIVALS : RIVALS + 6]
-    crowd(wf, p, count, total, min(hands, n), others, rivals)
+    crowd(wf, p, s, count, total, n, hands, others)
+    one = wf[ONE : ONE + 6]
+    two = wf[TWO : TWO + 6]
     gain = wf[GAINS : GAINS + 6]
     caution = wf[p + 10]
     temperature = wf[p + 11]
     left = n  # wi[TARGETS:TARGETS + left] are the flies not yet chosen, in centre order
     for h in range(n_times):
-        lost = caution * beaten(wf, p, s, wi[OUT_MS + h])
+        b1 = beaten(wf, p, s, wi[OUT_MS + h], 0)
+        b2 = beaten(wf, p, s, wi[OUT_MS + h], 1)
         best = -1.0
         best_v = 0
         for v in range(5, 0, -1):
             if count[v] > 0.0:
-                gain[v] = v * math.exp(-rivals[v] * lost)
+                gain[v] = v * math.exp(-caution * (one[v] * b1 + two[v] * b2))
                 if gain[v] > best:
                     best = gain[v]
                     best_v = v
