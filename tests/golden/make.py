@@ -11,7 +11,8 @@ seat) and ``box`` (how many cards are in the box: the removed ones and the playe
 
 A game is a staged deal (the first reveals are chosen; every other card is dealt below them in
 canonical order) or a seeded one, whose scripted rounds are played with the slaps given, in
-stacking order, and every other round by bots (:mod:`flyswat.driver`) with a fixed generator.
+stacking order, and every other round with random hands from a generator seeded by the
+transcript's name (not by bots: the transcripts must not change when the bots do).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from flyswat import DECK, Card, Game, Rules, driver
+from flyswat import DECK, Card, Game, Rules
 from flyswat.engine import Slap
 from flyswat.record import to_record
 
@@ -61,30 +62,31 @@ def state(game: Game) -> dict[str, Any]:
     }
 
 
-def play(game: Game, script: Script, level: str = "normal") -> list[dict[str, Any]]:
-    """Play ``game`` to its end (R22): the rounds of ``script`` as given, the others by bots
-    seeded from the game's first reveals; returns the state after each turn."""
-    rngs = {s: random.Random(f"golden:{s}") for s in range(game.rules.seats)}
-    levels = dict.fromkeys(range(game.rules.seats), level)
+def play(game: Game, script: Script, rng: random.Random) -> list[dict[str, Any]]:
+    """Play ``game`` to its end (R22): the rounds of ``script`` as given, the others with
+    random hands from ``rng`` (each seat lays 0 to all its hands on random centre flies,
+    allowed or not; the stacking order is shuffled); returns the state after each turn."""
     after = []
     while not game.over:
         turn = len(game.turns)
         if turn in script:
-            game.play_turn([Slap(seat, Card.parse(t)) for seat, t in script[turn]])
+            slaps = [Slap(seat, Card.parse(t)) for seat, t in script[turn]]
         else:
-            game.reveal()
-            if game.round is not None:
-                driver.play_round(game, driver.bot_hands(game, levels, rngs))
+            slaps = []
+            if game.triggers_round(game.draw[game.to_move][0]) and game.centre:
+                for seat in range(game.rules.seats):
+                    k = min(rng.randrange(game.rules.hands + 1), len(game.centre))
+                    slaps += [Slap(seat, c) for c in rng.sample(game.centre, k)]
+                rng.shuffle(slaps)
+        game.play_turn(slaps)
         after.append(state(game))
     return after
 
 
 def golden(name: str, covers: list[str], game: Game, script: Script) -> dict[str, Any]:
     """One golden transcript."""
-    after = play(game, script)
-    seats = [
-        {"name": f"Seat {k}", "kind": "bot", "level": "normal"} for k in range(game.rules.seats)
-    ]
+    after = play(game, script, random.Random(f"golden:{name}"))
+    seats = [{"name": f"Seat {k}", "kind": "human"} for k in range(game.rules.seats)]
     record = to_record(game, seats, id=name, started_at="2026-12-01T00:00:00Z")
     return {"name": name, "covers": covers, "record": record, "after": after}
 
