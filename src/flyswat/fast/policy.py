@@ -60,7 +60,13 @@ CROSS = PARAMS + 9 * NP
 #: + t] (a hand's time is a whole number of ms).
 TABLE = CROSS + 2 * 9
 TABLE_MS = 4096
-WF_SIZE = TABLE + 2 * 9 * TABLE_MS
+#: wf[LEVEL + s]: the first seat whose parameters equal seat s's (its crowds are the same).
+LEVEL = TABLE + 2 * 9 * TABLE_MS
+#: A direct-mapped cache of crowd(), per level: SLOTS entries of (key, one[1:6], two[1:6]).
+CACHE = LEVEL + 9
+SLOTS = 1024
+ENTRY = 11
+WF_SIZE = CACHE + 9 * SLOTS * ENTRY
 
 #: Layout of the integer scratch array ``wi``: the policy's part (the game's follows it,
 #: :mod:`flyswat.fast.kernel`).
@@ -113,6 +119,13 @@ def setup(wf: np.ndarray, params: np.ndarray) -> None:
             row = TABLE + TABLE_MS * (2 * s + hand)
             for t in range(TABLE_MS):
                 wf[row + t] = exact_beaten(wf, p, float(t), hand)
+        first = s
+        for other in range(s):
+            if first == s and np.all(params[other] == params[s]):
+                first = other
+        wf[LEVEL + s] = first
+    for k in range(9 * SLOTS):
+        wf[CACHE + ENTRY * k] = -1.0
 
 
 @njit(cache=True, inline="always")
@@ -283,9 +296,24 @@ def choose(
         v = VALUES[wi[TARGETS + i] % 16]
         count[v] += 1.0
         total += v * v
-    crowd(wf, p, s, count, total, n, hands, others)
     one = wf[ONE : ONE + 6]
     two = wf[TWO : TWO + 6]
+    # The crowd depends on the level and the values of the targets only: cache it.
+    key = 0
+    for v in range(1, 6):
+        key = key * 32 + int(count[v])
+    key = key * 2 + (1 if hands >= 2 and n >= 2 else 0)
+    entry = CACHE + ENTRY * (int(wf[LEVEL + s]) * SLOTS + key % SLOTS)
+    if wf[entry] == key:
+        for v in range(1, 6):
+            one[v] = wf[entry + v]
+            two[v] = wf[entry + 5 + v]
+    else:
+        crowd(wf, p, s, count, total, n, hands, others)
+        wf[entry] = key
+        for v in range(1, 6):
+            wf[entry + v] = one[v]
+            wf[entry + 5 + v] = two[v]
     gain = wf[GAINS : GAINS + 6]
     caution = wf[p + 10]
     temperature = wf[p + 11]
