@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 from flyswat.cards import Card, Colour
 from flyswat.errors import MalformedError
+from flyswat.rules import most_numerous
 from flyswat.view import View
 
 #: The bot levels, from the slowest to the strongest.
@@ -168,24 +169,21 @@ def reveal_delay_ms(level: LevelLike, rng: random.Random) -> int:
 
 
 def believed_colours(centre: tuple[Card, ...] | list[Card], misjudge: bool) -> set[Colour]:
-    """The colours a player takes for allowed: the most numerous ones in ``centre`` (R14).
+    """The colours a player takes for allowed: the most numerous ones in ``centre`` (R14,
+    :func:`flyswat.rules.most_numerous`).
 
     When ``misjudge``, the next most numerous colour(s) instead — unless the centre holds one
     count level only, where there is nothing to mistake the allowed colours for.
     """
-    counts: dict[Colour | None, int] = {}
+    counts: dict[Colour, int] = {}
     for card in centre:
-        colour = card.colour
-        counts[colour] = counts.get(colour, 0) + 1
-    counts.pop(None, None)  # the centre holds flies only (R11); be safe all the same
-    if not counts:
-        return set()
-    most = max(counts.values())
-    if misjudge:
-        fewer = [n for n in counts.values() if n < most]
-        if fewer:
-            most = max(fewer)
-    return {c for c, n in counts.items() if n == most and c is not None}
+        if card.colour is not None:  # the centre holds flies only (R11)
+            counts[card.colour] = counts.get(card.colour, 0) + 1
+    right = most_numerous(counts)
+    if not misjudge or not right:
+        return set(right)
+    most = counts[next(iter(right))]
+    return set(most_numerous({c: n for c, n in counts.items() if n < most}) or right)
 
 
 def decide(level: LevelLike, v: View, rng: random.Random) -> list[PlannedSlap]:
