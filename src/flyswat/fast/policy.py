@@ -64,7 +64,7 @@ TABLE_MS = 4096
 LEVEL = TABLE + 2 * 9 * TABLE_MS
 #: A direct-mapped cache of crowd(), per level: SLOTS entries of (key, one[1:6], two[1:6]).
 CACHE = LEVEL + 9
-SLOTS = 1024
+SLOTS = 256
 ENTRY = 11
 WF_SIZE = CACHE + 9 * SLOTS * ENTRY
 
@@ -200,7 +200,8 @@ def beaten(wf: np.ndarray, p: int, s: int, ms: int, hand: int) -> float:
     """As :func:`flyswat.bots.beaten` for seat ``s`` (parameters at ``wf[p:]``): from the
     table :func:`setup` made, exact beyond it."""
     if ms < TABLE_MS:
-        chance: float = wf[TABLE + TABLE_MS * (2 * s + hand) + ms]
+        level = int(wf[LEVEL + s])  # seats of one level share a table: fewer cache misses
+        chance: float = wf[TABLE + TABLE_MS * (2 * level + hand) + ms]
         return chance
     return exact_beaten(wf, p, float(ms), hand)
 
