@@ -31,6 +31,7 @@ fully and picks the best fly nearly always.
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from dataclasses import dataclass
@@ -216,7 +217,7 @@ def decide(level: LevelLike, v: View, rng: random.Random) -> list[PlannedSlap]:
 
 def crowd(
     p: Level, targets: list[Card], others: int, hands: int
-) -> tuple[list[float], list[float]]:
+) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """The rival first and second hands a bot at ``p`` expects on a fly of each value (lists
     indexed by value, 1–5): what ``others`` rivals who think as it does would lay there.
 
@@ -231,8 +232,17 @@ def crowd(
     count = [0] * 6
     for c in targets:
         count[c.value] += 1
+    return _crowd(p, tuple(count), others, hands >= 2 and len(targets) >= 2)
+
+
+@functools.lru_cache(maxsize=4096)
+def _crowd(
+    p: Level, count: tuple[int, ...], others: int, two_hands: bool
+) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """:func:`crowd` for ``count[v]`` targets of value ``v``: a pure function of its
+    arguments, so worked out once for each (level, values, table)."""
     present = [v for v in range(1, 6) if count[v]]
-    second = p.second_hand if hands >= 2 and len(targets) >= 2 else 0.0
+    second = p.second_hand if two_hands else 0.0
     first_time = p.mu_ms + p.tau_ms
     second_time = first_time + p.second_mu_ms + p.second_tau_ms
     b12 = beaten(p, first_time, 1)  # a rival's second hand beats a typical first hand
@@ -258,7 +268,7 @@ def crowd(
             one[v] = 0.5 * (one[v] + others * p1[v])
             share = w2[v] / total2 if total2 > 0 else 0.0
             two[v] = 0.5 * (two[v] + others * second * share)
-    return one, two
+    return tuple(one), tuple(two)  # immutable: the cache hands out the same object
 
 
 def _softmax(p: Level, gains: dict[int, float]) -> dict[int, float]:
@@ -273,6 +283,7 @@ def _softmax(p: Level, gains: dict[int, float]) -> dict[int, float]:
 CROWD_ROUNDS = 4
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def beaten(p: Level, t: float, hand: int) -> float:
     """The chance that a rival as quick as ``p`` lays its first (``hand`` 0) or second
     (``hand`` 1) hand before ``t`` ms. The second hand's time, first plus extra, is taken as
@@ -297,8 +308,8 @@ def choose(
     chosen: list[Card] = []
     for t in times:
         b1, b2 = beaten(p, t, 0), beaten(p, t, 1)
-        risk = [p.caution * (one[v] * b1 + two[v] * b2) for v in range(6)]
-        gains = [targets[i].value * math.exp(-risk[targets[i].value]) for i in left]
+        worth = [v * math.exp(-p.caution * (one[v] * b1 + two[v] * b2)) for v in range(6)]
+        gains = [worth[targets[i].value] for i in left]
         best = max(gains)
         if best < p.min_gain:
             break
