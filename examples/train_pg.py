@@ -146,12 +146,9 @@ def plot(curve: list[tuple[float, float, float]], path: Path, title: str) -> Non
     left.set(xlabel="iteration", ylabel="points per round", title=title)
     left.set_ylabel("points per round (mean of 20 iterations)", color="tab:blue")
     right = left.twinx()
-    wins = np.nan_to_num(data[:, 1], nan=0.0)
-    counted = (~np.isnan(data[:, 1])).astype(float)
     k = np.ones(100)
-    share = np.convolve(wins, k, mode="valid") / np.maximum(
-        np.convolve(counted, k, mode="valid"), 1
-    )
+    ended = np.maximum(np.convolve(data[:, 2], k, mode="valid"), 1)
+    share = np.convolve(data[:, 1], k, mode="valid") / ended
     right.plot(np.arange(len(share)) + 99, share * 100, color="tab:orange")
     right.axhline(25, color="tab:orange", lw=0.8, ls="--")
     right.set_ylabel("win share, % (last 100 iterations; fair 25)", color="tab:orange")
