@@ -227,3 +227,12 @@ def test_flyswat_simulate_fast_refuses_a_plot(
 ) -> None:
     assert main(["simulate", "--fast", "--plot", str(tmp_path / "p.png")]) == 2
     assert "--plot" in capsys.readouterr().err
+
+
+def test_the_kernel_keeps_only_hands_within_the_slap_window_r21() -> None:
+    rules = Rules(seats=4, slap_window_ms=600)
+    result = simulate_fast(50, 4, "easy", seed=5, slap_window_ms=600, trace=True)
+    assert result.counter("late_slaps").sum() > 0
+    for g in range(result.games):
+        ms = result.slaps[g, : result.n_slaps[g], 3]
+        assert all(rules.in_window(int(t)) for t in ms)

@@ -1,4 +1,4 @@
-"""A fast result condensed into the reference simulator's :class:`~flyswat.simulate.Summary`."""
+"""A fast result condensed into the table both simulators print (:mod:`flyswat.summary`)."""
 
 from __future__ import annotations
 
