@@ -98,3 +98,16 @@ def test_bad_options_are_refused() -> None:
         SoloVectorEnv(2, 3, seat=3)
     with pytest.raises(MalformedError):
         SoloVectorEnv(2, levels="lightning")
+
+
+def test_gymnasium_make_vec_builds_the_compiled_vector_env() -> None:
+    import gymnasium
+
+    from flyswat.env import SOLO_ID
+
+    env = gymnasium.make_vec(
+        SOLO_ID, num_envs=3, vectorization_mode="vector_entry_point", seats=3, levels="easy"
+    )
+    assert isinstance(env.unwrapped, SoloVectorEnv) and env.num_envs == 3
+    obs, _ = env.reset(seed=1)
+    assert obs["observation"].shape == (3, 136)
