@@ -17,16 +17,17 @@ How a bot aims, as people do: it believes some colours allowed (and sometimes mi
 R14), then weighs each believed-allowed fly by its value and by the chance of being the bottom
 hand on it (R17). It reckons its rivals as quick as itself and expects them to think as it
 does, so it pictures the crowd of rival hands each fly will draw where that thinking settles
-(:func:`crowd`); a hand's chance on a fly with ``λ`` expected rivals is then
-``exp(-λ · P(a rival beats it))``. A level's ``caution`` says how much of that chance it takes
-into account (0: value alone), and its ``temperature`` how sharply it picks the best fly (a
-softmax over the gains: people hesitate between two flies that look alike, and spread out
-over them). Then it sometimes lays a second hand, and lays none at all when no fly seems
-worth one (``min_gain``) or when it looks away (``lapse``).
+(:func:`crowd`); a hand's chance on a fly where it expects ``λ1`` rival first hands and
+``λ2`` second hands is then ``exp(-λ1 · P1 - λ2 · P2)``, ``P1`` and ``P2`` the chances that
+such a rival hand is quicker than it (:func:`beaten`). A level's ``caution`` says how much
+of that chance it takes into account (0: value alone), and its ``temperature`` how sharply
+it picks the best fly (a softmax over the gains: people hesitate between two flies that look
+alike, and spread out over them). Then it sometimes lays a second hand, and lays none at all
+when no fly seems worth one (``min_gain``) or when it looks away (``lapse``).
 
 The three levels, :data:`LEVELS`, differ in speed, in how often they misjudge the allowed
-colour or miss a round, and in aim: ``easy`` goes mostly for value, ``hard`` weighs the race
-fully and picks the best fly nearly always.
+colour or miss a round, and in aim: ``easy`` goes mostly for value and picks loosely,
+``hard`` weighs the race fully and picks most sharply.
 """
 
 from __future__ import annotations
