@@ -1,6 +1,7 @@
 """The balance study of ``docs/BALANCE.md``: millions of fast bot games, figures and tables.
 
-Four questions, each answered from :func:`flyswat.fast.simulate_fast` games:
+Five questions, each answered from :func:`flyswat.fast.simulate_fast` games (the fifth also
+from the vectorised environment, :class:`flyswat.env.vector.SoloVectorEnv`):
 
 1. ``positions`` — is there an advantage in the seat position (from the start player, R9),
    for 2 to 8 players? (all ``normal`` bots)
@@ -10,6 +11,9 @@ Four questions, each answered from :func:`flyswat.fast.simulate_fast` games:
    slower by 25 ms steps, the others ``normal``; and at other table sizes and levels)
 4. ``rules`` — how often does each rule fire: swatter and fifth-colour rounds (R12, R13),
    the empty centre (R15), wrong hands and penalties (R19), late hands (R21)?
+5. ``levels`` — how does one seat of each level fare against three bots of each level, and
+   the example policy of ``examples/policy_search.py`` (searched, then measured), from the
+   honest observation and from the helped one?
 
 Writes ``docs/balance/*.png`` (matplotlib, Agg) and ``docs/balance/results.json``, and prints
 the tables that ``docs/BALANCE.md`` quotes. Every figure there comes from::
@@ -104,6 +108,41 @@ def study_faster(n: int) -> dict[str, Any]:
         levels = [with_faster_hand(level, 50), *[level] * (seats - 1)]
         r = simulate_fast(n, seats, levels, seed=700 + seats)
         out["tables"][f"{seats} {level}"] = seat0(r)
+    return out
+
+
+LEVELS = ("easy", "normal", "hard")
+
+
+def _policy_search() -> Any:
+    """``examples/policy_search.py`` as a module: the example policy and its measurement."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "examples" / "policy_search.py"
+    spec = importlib.util.spec_from_file_location("policy_search", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def study_levels(n: int, search: int) -> dict[str, Any]:
+    """One seat of each level (and the example policy) against three bots of each level."""
+    out: dict[str, Any] = {}
+    for k, mine in enumerate(LEVELS):
+        for j, theirs in enumerate(LEVELS):
+            r = simulate_fast(n, 4, [mine, theirs, theirs, theirs], seed=900 + 3 * k + j)
+            out[f"{mine} vs {theirs}"] = seat0(r)
+    ps = _policy_search()
+    for theirs in LEVELS:
+        for helped in (False, True):
+            scores = {
+                r: ps.win_share(r, search, theirs, 0, theirs, helped)[0] for r in ps.CANDIDATES
+            }
+            best = max(scores, key=lambda r: scores[r])
+            share = ps.win_share(best, n // 10, theirs, 10**6, theirs, helped)
+            name = "example" + (" helped" if helped else "")
+            out[f"{name} vs {theirs}"] = {"win_share": share, "policy": list(best)}
     return out
 
 
@@ -214,8 +253,20 @@ def print_tables(results: dict[str, Any]) -> None:
         print(f"| {t} | {pct(row['win_share'])} | {e[0]:+.2f} ± {e[1]:.2f} |")
 
 
+def print_levels(levels: dict[str, Any]) -> None:
+    print("\n## One seat against three bots of a level (columns), at the bots' speed for the "
+          "example policy\n")  # fmt: skip
+    for mine in (*LEVELS, "example", "example helped"):
+        cells = []
+        for theirs in LEVELS:
+            row = levels[f"{mine} vs {theirs}"]
+            policy = f" {tuple(row['policy'])}" if "policy" in row else ""
+            cells.append(pct(row["win_share"]) + policy)
+        print(f"| {mine} | " + " | ".join(cells) + " |")
+
+
 def main() -> None:
-    """Run the four studies, write the figures and the numbers, print the tables."""
+    """Run the five studies, write the figures and the numbers, print the tables."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0, help="fraction of the full size")
     parser.add_argument("--out", type=Path, default=OUT, help="folder for figures and JSON")
@@ -227,8 +278,9 @@ def main() -> None:
         "positions": study_positions(n),
         "short": study_short(n // 2),
         "faster": study_faster(n // 2),
+        "levels": study_levels(n // 2, max(200, n // 200)),
     }
-    games = 7 * n + 2 * len(REMOVES) * (n // 2) + (len(DELTAS) + 4) * (n // 2)
+    games = 7 * n + 2 * len(REMOVES) * (n // 2) + (len(DELTAS) + 4 + 9) * (n // 2)
     results["games"] = games
     plot_positions(results["positions"], args.out / "positions.png")
     plot_short(results["short"], args.out / "short_game.png")
@@ -236,6 +288,7 @@ def main() -> None:
     plot_rules(results["positions"], args.out / "rules.png")
     (args.out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
     print_tables(results)
+    print_levels(results["levels"])
     elapsed = time.perf_counter() - started
     print(f"\n{games} games in {elapsed:.0f} s: {games / elapsed:.0f} games/s")
 

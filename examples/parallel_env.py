@@ -19,8 +19,11 @@ VALUES = [1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5]  # of fly i: VALUES[i 
 
 
 def best_allowed(observation: np.ndarray, hands: int) -> np.ndarray:
-    """Each hand on the next best fly of an allowed colour (observation layout: encoding)."""
-    centre, top = observation[:96], observation[102:108]
+    """Each hand on the next best fly of an allowed colour, judged from the centre block as a
+    player would (R14; observation layout: ``flyswat.env.encoding``)."""
+    centre = observation[:96]
+    counts = centre.reshape(6, 16).sum(axis=1)
+    top = (counts == counts.max()) & (counts > 0)
     flies = sorted(
         (i for i in range(96) if centre[i] and top[i // 16]), key=lambda i: -VALUES[i % 16]
     )

@@ -6,6 +6,7 @@ standard errors, so they are deterministic and far from flaky at the same time.
 
 from __future__ import annotations
 
+import math
 import random
 import statistics
 from collections.abc import Iterator
@@ -16,6 +17,7 @@ from flyswat import DECK, Card, Colour, Game, MalformedError, Rules, View, view
 from flyswat.bots import (
     LEVELS,
     believed_colours,
+    crowd,
     decide,
     params,
     reveal_delay_ms,
@@ -201,16 +203,36 @@ def test_harder_bots_use_their_second_hand_more_often() -> None:
 
 
 def test_hard_avoids_a_race_it_is_likely_to_lose() -> None:
-    # Eight seats, one hand each (R16): the top fly is raced for by seven rivals.
+    # Eight seats, one hand each (R16): seven rivals who think alike will not leave the 5
+    # alone, so a hard bot often takes the 4 instead, and seldom the lone 1.
     v = view(open_round(["R5-1", "R4-1", "R1-1", "S-1"], seats=8), 0)
     rng = random.Random("race")
+    laid = [plan[0].card.text for _ in range(3000) if (plan := decide("hard", v, rng))]
+    shares = {t: laid.count(t) / len(laid) for t in ("R5-1", "R4-1", "R1-1")}
+    assert shares["R5-1"] < 0.5 and shares["R4-1"] > 0.3, shares
+    assert shares["R1-1"] < shares["R4-1"], shares
 
-    def on_top(level: str) -> float:
-        laid = [plan for _ in range(3000) if (plan := decide(level, v, rng))]
-        return sum(1 for plan in laid if plan[0].card == Card.parse("R5-1")) / len(laid)
 
-    assert on_top("normal") > 0.85
-    assert on_top("hard") < 0.5
+def test_the_crowd_a_bot_expects_settles_where_no_fly_is_worth_much_more() -> None:
+    # Rivals who think alike spread so that a fly's value, less the race it draws, is
+    # about the same for the flies they go for.
+    p = params("hard")
+    targets = cards("R5-1", "R4-1", "R4-2", "R3-1", "R1-1")
+    one, two = crowd(p, targets, 3, 2)
+    worth = {v: v * math.exp(-(one[v] / 2 + two[v] * 0.1)) for v in (5, 4, 3)}
+    assert max(worth.values()) < 1.5 * min(worth.values()), worth
+    assert one[5] > one[4] > one[3] > one[1]  # still, the better the fly, the bigger the crowd
+
+
+def test_bots_spread_over_the_valuable_flies_rather_than_all_race_for_the_best() -> None:
+    # Four seats, two hands each, one 5 and two 4s: people do not all go for the 5.
+    v = view(open_round(["R5-1", "R4-1", "R4-2", "R2-1", "S-1"], seats=4), 0)
+    rng = random.Random("spread")
+    for level in LEVELS:
+        firsts = [plan[0].card.text for _ in range(3000) if (plan := decide(level, v, rng))]
+        shares = {t: firsts.count(t) / len(firsts) for t in ("R5-1", "R4-1", "R4-2")}
+        assert max(shares.values()) < 0.75, (level, shares)
+        assert min(shares.values()) > 0.1, (level, shares)
 
 
 def test_hard_takes_the_top_fly_when_nobody_races_for_it() -> None:
@@ -218,7 +240,11 @@ def test_hard_takes_the_top_fly_when_nobody_races_for_it() -> None:
     v = view(open_round(["R5-1", "R4-1", "R1-1", "S-1"], seats=2), 0)
     rng = random.Random("alone")
     laid = [plan for _ in range(2000) if (plan := decide("hard", v, rng))]
-    assert sum(1 for plan in laid if plan[0].card == Card.parse("R5-1")) / len(laid) > 0.8
+    alone = sum(1 for plan in laid if plan[0].card == Card.parse("R5-1")) / len(laid)
+    crowded = view(open_round(["R5-1", "R4-1", "R1-1", "S-1"], seats=8), 0)
+    laid = [plan for _ in range(2000) if (plan := decide("hard", crowded, rng))]
+    raced = sum(1 for plan in laid if plan[0].card == Card.parse("R5-1")) / len(laid)
+    assert alone > 0.6 and alone > raced + 0.2
 
 
 def test_reveal_pauses_are_human_and_shorter_for_harder_bots() -> None:

@@ -122,7 +122,7 @@ def test_hands_arrive_in_the_order_of_their_reaction_times_ties_by_seat() -> Non
             slaps = closed[-1].slaps
             keys = [(s.ms, s.seat) for s in slaps]
             assert keys == sorted(keys)
-            assert all(s.ms is not None and s.ms < env.rules.slap_window_ms for s in slaps)
+            assert all(s.ms is not None and env.rules.in_window(s.ms) for s in slaps)
 
 
 def test_a_faster_reaction_model_wins_the_race_for_the_same_fly() -> None:
@@ -200,7 +200,10 @@ def test_observation_encodes_the_centre_counts_and_the_allowed_colour_r14() -> N
     assert obs.min() >= 0.0 and obs.max() <= 1.0
     assert [i for i in range(96) if obs[i]] == sorted(Card.parse(t).index for t in cards)
     assert list(obs[96:102] * 16) == [5, 2, 1, 0, 1, 0]
-    assert list(obs[102:108]) == [1, 0, 0, 0, 0, 0]  # only red is allowed
+    assert list(obs[102:108]) == [0] * 6  # honest by default: the agent judges R14 itself
+    helped = encode(view(game, 0), helped=True)
+    assert list(helped[102:108]) == [1, 0, 0, 0, 0, 0]  # only red is allowed
+    assert np.array_equal(np.delete(helped, range(102, 108)), np.delete(obs, range(102, 108)))
     assert list(obs[108:115]) == [0, 0, 0, 0, 1, 0, 0]  # a blue fly opened the round
     mask = action_mask(view(game, 1))
     assert len(mask) == 2 and all(m.dtype == np.int8 for m in mask)

@@ -156,7 +156,12 @@ def _z_scores(
     z: dict[str, float] = {}
     for name, metric in _metrics(levels, fast.rules.seats).items():
         a, b = metric(ref, fast)
-        se = np.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b))
+        # The pooled variance: under the hypothesis that both come from one distribution it
+        # is the better estimate, and it stays sound when one sample happens to be constant
+        # (a level that wins every one of the reference games).
+        pooled = np.concatenate([a - a.mean(), b - b.mean()]).var() * (len(a) + len(b))
+        pooled /= len(a) + len(b) - 2
+        se = np.sqrt(pooled * (1 / len(a) + 1 / len(b)))
         z[name] = 0.0 if se == 0 and a.mean() == b.mean() else (a.mean() - b.mean()) / se
     return z
 
@@ -222,3 +227,12 @@ def test_flyswat_simulate_fast_refuses_a_plot(
 ) -> None:
     assert main(["simulate", "--fast", "--plot", str(tmp_path / "p.png")]) == 2
     assert "--plot" in capsys.readouterr().err
+
+
+def test_the_kernel_keeps_only_hands_within_the_slap_window_r21() -> None:
+    rules = Rules(seats=4, slap_window_ms=600)
+    result = simulate_fast(50, 4, "easy", seed=5, slap_window_ms=600, trace=True)
+    assert result.counter("late_slaps").sum() > 0
+    for g in range(result.games):
+        ms = result.slaps[g, : result.n_slaps[g], 3]
+        assert all(rules.in_window(int(t)) for t in ms)

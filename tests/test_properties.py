@@ -15,7 +15,6 @@ import random
 import struct
 import subprocess
 import sys
-from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -25,7 +24,6 @@ from hypothesis import strategies as st
 from flyswat import (
     DECK,
     Card,
-    Colour,
     FlyswatError,
     Game,
     IllegalActionError,
@@ -33,6 +31,7 @@ from flyswat import (
     Rules,
     view,
 )
+from flyswat.rules import allowed
 from flyswat.shuffle import Seed, shuffled
 
 Snapshot = Callable[[Game], Any]
@@ -56,13 +55,6 @@ def opens_round(centre: list[Card], card: Card) -> bool:
     """R12, R13."""
     colours = {c.colour for c in centre}
     return card.colour is None or (len(colours) == 4 and card.colour not in colours)
-
-
-def allowed(centre: list[Card]) -> set[Colour]:
-    """R14, R15."""
-    counts = Counter(c.colour for c in centre)
-    most = max(counts.values(), default=0)
-    return {c for c, n in counts.items() if n == most and c is not None}
 
 
 def resolve(game: Game) -> tuple[list[list[Card]], list[list[Card]], list[Card]]:

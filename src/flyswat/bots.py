@@ -13,21 +13,33 @@ screen must then point at the card, so the first hand's ``mu`` is 480–740 ms b
 pace of people clicking or tapping, so bots and people meet as equals), and a second hand
 comes later still.
 
+How a bot aims, as people do: it believes some colours allowed (and sometimes misjudges,
+R14), then weighs each believed-allowed fly by its value and by the chance of being the bottom
+hand on it (R17). It reckons its rivals as quick as itself and expects them to think as it
+does, so it pictures the crowd of rival hands each fly will draw where that thinking settles
+(:func:`crowd`); a hand's chance on a fly where it expects ``λ1`` rival first hands and
+``λ2`` second hands is then ``exp(-λ1 · P1 - λ2 · P2)``, ``P1`` and ``P2`` the chances that
+such a rival hand is quicker than it (:func:`beaten`). A level's ``caution`` says how much
+of that chance it takes into account (0: value alone), and its ``temperature`` how sharply
+it picks the best fly (a softmax over the gains: people hesitate between two flies that look
+alike, and spread out over them). Then it sometimes lays a second hand, and lays none at all
+when no fly seems worth one (``min_gain``) or when it looks away (``lapse``).
+
 The three levels, :data:`LEVELS`, differ in speed, in how often they misjudge the allowed
-colour, in how often they miss a round altogether, and in aim: ``easy`` and ``normal`` go for
-the highest-value flies they believe allowed; ``hard`` also weighs the chance of being beaten
-to a fly that the others will go for too.
+colour or miss a round, and in aim: ``easy`` goes mostly for value and picks loosely,
+``hard`` weighs the race fully and picks most sharply.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from dataclasses import dataclass
-from itertools import permutations
 
 from flyswat.cards import Card, Colour
 from flyswat.errors import MalformedError
+from flyswat.rules import most_numerous
 from flyswat.view import View
 
 #: The bot levels, from the slowest to the strongest.
@@ -55,12 +67,12 @@ class Level:
       allowed one(s); the bot then slaps flies of a wrong colour (R19).
     - ``lapse``: the chance, per round, of laying no hand at all (looked away, too slow).
     - ``second_hand``: the chance of laying a second hand when it has one and a target is left.
-    - ``sloppy``: the chance, per hand, of going for a random fly of the believed colour rather
-      than the most valuable one.
-    - ``contest``: weigh each fly by its value times the chance of being first on it, assuming
-      the others go for the top flies at ``normal`` speed.
-    - ``min_gain``: with ``contest``, a hand whose expected gain (points) is below this is not
-      laid: nothing worth it.
+    - ``caution``: how much of the chance of being beaten to a fly the bot weighs, 0 to 1:
+      a fly's gain is its value times that chance to the power ``caution``.
+    - ``temperature``: the spread of the choice between flies, in points: each hand goes to a
+      fly with probability proportional to ``exp(gain / temperature)``; 0 takes the best
+      (the first in centre order among equals).
+    - ``min_gain``: a hand whose best gain is below this (points) is not laid: nothing worth it.
     - ``reveal_mu_ms``, ``reveal_sigma_ms``, ``reveal_tau_ms``: the pause before revealing.
     """
 
@@ -74,8 +86,8 @@ class Level:
     misjudge: float
     lapse: float
     second_hand: float
-    sloppy: float
-    contest: bool
+    caution: float
+    temperature: float
     min_gain: float
     reveal_mu_ms: float
     reveal_sigma_ms: float
@@ -85,8 +97,8 @@ class Level:
 EASY = Level(
     mu_ms=740, sigma_ms=100, tau_ms=220,
     second_mu_ms=300, second_sigma_ms=80, second_tau_ms=150,
-    floor_ms=250, misjudge=0.15, lapse=0.10, second_hand=0.6, sloppy=0.3,
-    contest=False, min_gain=0.0,
+    floor_ms=250, misjudge=0.15, lapse=0.10, second_hand=0.6,
+    caution=0.4, temperature=1.2, min_gain=0.0,
     reveal_mu_ms=1400, reveal_sigma_ms=300, reveal_tau_ms=600,
 )  # fmt: skip
 """A beginner: slow, often wrong about the colour, often gets one hand down only."""
@@ -94,26 +106,32 @@ EASY = Level(
 NORMAL = Level(
     mu_ms=600, sigma_ms=80, tau_ms=180,
     second_mu_ms=220, second_sigma_ms=60, second_tau_ms=100,
-    floor_ms=220, misjudge=0.07, lapse=0.04, second_hand=0.9, sloppy=0.1,
-    contest=False, min_gain=0.0,
+    floor_ms=220, misjudge=0.07, lapse=0.04, second_hand=0.9,
+    caution=0.9, temperature=0.6, min_gain=0.0,
     reveal_mu_ms=1000, reveal_sigma_ms=200, reveal_tau_ms=400,
 )  # fmt: skip
-"""A regular player: the yardstick the ``hard`` bot measures its rivals by."""
+"""A regular player: quick enough, weighs the race, hesitates between flies alike."""
 
 HARD = Level(
     mu_ms=480, sigma_ms=60, tau_ms=120,
     second_mu_ms=160, second_sigma_ms=40, second_tau_ms=70,
-    floor_ms=200, misjudge=0.02, lapse=0.01, second_hand=1.0, sloppy=0.0,
-    contest=True, min_gain=0.25,
+    floor_ms=200, misjudge=0.02, lapse=0.01, second_hand=1.0,
+    caution=1.0, temperature=0.5, min_gain=0.25,
     reveal_mu_ms=700, reveal_sigma_ms=120, reveal_tau_ms=250,
 )  # fmt: skip
-"""A sharp player: fast, rarely wrong, and avoids a race it is likely to lose."""
+"""A sharp player: fast, rarely wrong, and goes where its chance is best."""
 
 _PARAMS: dict[str, Level] = {"easy": EASY, "normal": NORMAL, "hard": HARD}
 
 
-def params(level: str) -> Level:
-    """The parameters of ``level``; raises :class:`MalformedError` for an unknown level."""
+LevelLike = str | Level
+
+
+def params(level: LevelLike) -> Level:
+    """The parameters of ``level`` (a name of :data:`LEVELS`, or a :class:`Level`, returned as
+    it is); raises :class:`MalformedError` for an unknown level."""
+    if isinstance(level, Level):
+        return level
     try:
         return _PARAMS[level]
     except (KeyError, TypeError):
@@ -122,41 +140,55 @@ def params(level: str) -> Level:
         ) from None
 
 
-def _ex_gauss(rng: random.Random, mu: float, sigma: float, tau: float) -> float:
+def ex_gauss(rng: random.Random, mu: float, sigma: float, tau: float) -> float:
+    """One ex-Gaussian draw: Gaussian (``mu``, ``sigma``) plus an exponential of mean ``tau``.
+    The one reaction-time sampler of the Python side (the numba kernel has its copy)."""
     return rng.gauss(mu, sigma) + rng.expovariate(1.0 / tau)
 
 
-def reveal_delay_ms(level: str, rng: random.Random) -> int:
+def reaction_times(p: Level, hands: int, rng: random.Random) -> list[int]:
+    """Times in ms of ``hands`` hands laid one after the other, from the instant the trigger
+    was shown: an ex-Gaussian first hand, each later hand an ex-Gaussian delay after the one
+    before; none before ``p.floor_ms``, each at least 1 ms after the one before."""
+    out: list[int] = []
+    t = 0.0
+    for k in range(hands):
+        if k == 0:
+            t = ex_gauss(rng, p.mu_ms, p.sigma_ms, p.tau_ms)
+        else:
+            t += max(0.0, ex_gauss(rng, p.second_mu_ms, p.second_sigma_ms, p.second_tau_ms))
+        out.append(max(p.floor_ms, (out[-1] + 1) if out else 0, round(t)))
+    return out
+
+
+def reveal_delay_ms(level: LevelLike, rng: random.Random) -> int:
     """A human-like pause, in ms, before a bot at ``level`` reveals on its turn (at least 300).
 
     Raises :class:`MalformedError` for an unknown level.
     """
     p = params(level)
-    return max(300, round(_ex_gauss(rng, p.reveal_mu_ms, p.reveal_sigma_ms, p.reveal_tau_ms)))
+    return max(300, round(ex_gauss(rng, p.reveal_mu_ms, p.reveal_sigma_ms, p.reveal_tau_ms)))
 
 
 def believed_colours(centre: tuple[Card, ...] | list[Card], misjudge: bool) -> set[Colour]:
-    """The colours a player takes for allowed: the most numerous ones in ``centre`` (R14).
+    """The colours a player takes for allowed: the most numerous ones in ``centre`` (R14,
+    :func:`flyswat.rules.most_numerous`).
 
     When ``misjudge``, the next most numerous colour(s) instead — unless the centre holds one
     count level only, where there is nothing to mistake the allowed colours for.
     """
-    counts: dict[Colour | None, int] = {}
+    counts: dict[Colour, int] = {}
     for card in centre:
-        colour = card.colour
-        counts[colour] = counts.get(colour, 0) + 1
-    counts.pop(None, None)  # the centre holds flies only (R11); be safe all the same
-    if not counts:
-        return set()
-    most = max(counts.values())
-    if misjudge:
-        fewer = [n for n in counts.values() if n < most]
-        if fewer:
-            most = max(fewer)
-    return {c for c, n in counts.items() if n == most and c is not None}
+        if card.colour is not None:  # the centre holds flies only (R11)
+            counts[card.colour] = counts.get(card.colour, 0) + 1
+    right = most_numerous(counts)
+    if not misjudge or not right:
+        return set(right)
+    most = counts[next(iter(right))]
+    return set(most_numerous({c: n for c, n in counts.items() if n < most}) or right)
 
 
-def decide(level: str, v: View, rng: random.Random) -> list[PlannedSlap]:
+def decide(level: LevelLike, v: View, rng: random.Random) -> list[PlannedSlap]:
     """The hands a bot at ``level`` lays in the slap round open in ``v`` (R14–R21).
 
     Call it when the round opens. Returns at most the seat's free hands (``v.hands`` minus
@@ -174,89 +206,128 @@ def decide(level: str, v: View, rng: random.Random) -> list[PlannedSlap]:
     believed = believed_colours(v.centre, rng.random() < p.misjudge)
     taken = set(r.mine)
     targets = [c for c in v.centre if c.colour in believed and c not in taken]
-    # Most valuable first; equal values in random order (the jitter is below the gap between
-    # two values), so that bots spread over equal flies rather than all pick the same one.
-    rand = rng.random
-    targets.sort(key=lambda c: rand() * 0.5 - c.value)
-    times = [_ex_gauss(rng, p.mu_ms, p.sigma_ms, p.tau_ms)]
-    for _ in range(1, min(free, len(targets))):
-        if rng.random() >= p.second_hand:
-            break
-        extra = _ex_gauss(rng, p.second_mu_ms, p.second_sigma_ms, p.second_tau_ms)
-        times.append(times[-1] + max(0.0, extra))
-    if p.contest:
-        cards = _contested_choice(p, targets, times, v.seats - 1, v.hands)
-    else:
-        cards = _greedy_choice(p, targets, len(times), rng)
-    out: list[PlannedSlap] = []
-    last = 0
-    for card, t in zip(cards, times, strict=False):
-        ms = max(p.floor_ms, last + 1, round(t))
-        out.append(PlannedSlap(card, ms))
-        last = ms
-    return out
-
-
-def _greedy_choice(p: Level, targets: list[Card], n: int, rng: random.Random) -> list[Card]:
-    """The best ``n`` targets in order, each swapped for a random one with chance ``sloppy``."""
-    left = list(targets)
-    chosen: list[Card] = []
-    for _ in range(n):
-        if not left:
-            break
-        i = rng.randrange(len(left)) if p.sloppy and rng.random() < p.sloppy else 0
-        chosen.append(left.pop(i))
-    return chosen
-
-
-def _contested_choice(
-    p: Level, targets: list[Card], times: list[float], others: int, hands: int
-) -> list[Card]:
-    """The cards, one per time in ``times``, that maximise the expected points won.
-
-    The others are assumed to go for the top flies: the k-th best (k < ``hands``) is raced for
-    by every other seat's k-th hand at ``normal`` speed; the rest are not raced for. A hand
-    laid on a fly wins it only if it arrives first, so its expected gain is the fly's value
-    times the chance that all rivals on it are slower. Hands whose gain is below ``min_gain``
-    are not laid.
-    """
-    # Only the raced flies and the best unraced ones can be worth a hand.
-    pool = targets[: hands + len(times)]
-    if not pool:
+    if not targets:
         return []
-    gains = []
-    for t in times:
-        # The chance to beat all rivals: on the best fly they race with their first hand, on
-        # the second best with their second (R16: at most two hands).
-        race = (_survival(t, _RIVAL_FIRST) ** others, _survival(t, _RIVAL_SECOND) ** others)
-        gains.append([c.value * (race[k] if k < hands else 1.0) for k, c in enumerate(pool)])
-    best: tuple[float, tuple[int, ...]] = (-1.0, ())
-    for combo in permutations(range(len(pool)), min(len(times), len(pool))):
-        gain = sum(gains[h][i] for h, i in enumerate(combo))
-        if gain > best[0]:
-            best = (gain, combo)
+    n = 1
+    while n < min(free, len(targets)) and rng.random() < p.second_hand:
+        n += 1
+    times = reaction_times(p, n, rng)
+    cards = choose(p, targets, times, v.seats - 1, v.hands, rng)
+    return [PlannedSlap(card, ms) for card, ms in zip(cards, times, strict=False)]
+
+
+def crowd(
+    p: Level, targets: list[Card], others: int, hands: int
+) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """The rival first and second hands a bot at ``p`` expects on a fly of each value (lists
+    indexed by value, 1–5): what ``others`` rivals who think as it does would lay there.
+
+    It starts from rivals who spread their hands in proportion to the flies' values squared,
+    then lets them weigh the race as it does itself and choose by the same softmax, a few
+    times over (:data:`CROWD_ROUNDS`, each move halfway): the crowd settles where no fly is
+    worth much more than its share. A rival's first hand is beaten by another first hand half
+    of the time and seldom by a second hand; a second hand the other way round
+    (:func:`beaten`, at the level's mean times). A rival lays its second hand with the
+    level's ``second_hand`` chance, never on the fly under its first.
+    """
+    count = [0] * 6
+    for c in targets:
+        count[c.value] += 1
+    return _crowd(p, tuple(count), others, hands >= 2 and len(targets) >= 2)
+
+
+@functools.lru_cache(maxsize=4096)
+def _crowd(
+    p: Level, count: tuple[int, ...], others: int, two_hands: bool
+) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """:func:`crowd` for ``count[v]`` targets of value ``v``: a pure function of its
+    arguments, so worked out once for each (level, values, table)."""
+    present = [v for v in range(1, 6) if count[v]]
+    second = p.second_hand if two_hands else 0.0
+    first_time = p.mu_ms + p.tau_ms
+    second_time = first_time + p.second_mu_ms + p.second_tau_ms
+    b12 = beaten(p, first_time, 1)  # a rival's second hand beats a typical first hand
+    b21 = beaten(p, second_time, 0)  # a rival's first hand beats a typical second hand
+    squares = sum(count[v] * v * v for v in present)
+    one = [0.0] * 6
+    two = [0.0] * 6
+    for v in present:
+        one[v] = others * v * v / squares
+        two[v] = second * one[v]
+    for _ in range(CROWD_ROUNDS):
+        w1 = _softmax(
+            p, {v: v * math.exp(-p.caution * (one[v] / 2 + two[v] * b12)) for v in present}
+        )
+        total1 = sum(count[v] * w1[v] for v in present)
+        p1 = {v: w1[v] / total1 for v in present}
+        w2 = _softmax(
+            p, {v: v * math.exp(-p.caution * (one[v] * b21 + two[v] / 2)) for v in present}
+        )
+        w2 = {v: w2[v] * (1.0 - p1[v]) for v in present}
+        total2 = sum(count[v] * w2[v] for v in present)
+        for v in present:
+            one[v] = 0.5 * (one[v] + others * p1[v])
+            share = w2[v] / total2 if total2 > 0 else 0.0
+            two[v] = 0.5 * (two[v] + others * second * share)
+    return tuple(one), tuple(two)  # immutable: the cache hands out the same object
+
+
+def _softmax(p: Level, gains: dict[int, float]) -> dict[int, float]:
+    """Unnormalised softmax weights of ``gains`` at ``p.temperature`` (0: 1 for the best)."""
+    best = max(gains.values())
+    if p.temperature > 0:
+        return {v: math.exp((g - best) / p.temperature) for v, g in gains.items()}
+    return {v: 1.0 if g == best else 0.0 for v, g in gains.items()}
+
+
+#: How many times :func:`crowd` lets the rivals reconsider.
+CROWD_ROUNDS = 4
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def beaten(p: Level, t: float, hand: int) -> float:
+    """The chance that a rival as quick as ``p`` lays its first (``hand`` 0) or second
+    (``hand`` 1) hand before ``t`` ms. The second hand's time, first plus extra, is taken as
+    one ex-Gaussian with the same mean (Gaussian parts and tails added separately)."""
+    if hand == 0:
+        return 1.0 - survival(t, p.mu_ms, p.sigma_ms, p.tau_ms)
+    mu = p.mu_ms + p.second_mu_ms
+    return 1.0 - survival(
+        t, mu, math.hypot(p.sigma_ms, p.second_sigma_ms), p.tau_ms + p.second_tau_ms
+    )
+
+
+def choose(
+    p: Level, targets: list[Card], times: list[int], others: int, hands: int, rng: random.Random
+) -> list[Card]:
+    """One fly per time in ``times``, each the softmax choice (``p.temperature``) among the
+    flies left by gain: value times the chance of being first on it (against the
+    :func:`crowd`) to the power ``p.caution``. Stops at the first hand whose best gain is
+    below ``p.min_gain``: a later hand is never laid before an earlier one."""
+    one, two = crowd(p, targets, others, hands)
+    left = list(range(len(targets)))
     chosen: list[Card] = []
-    for h, i in enumerate(best[1]):
-        if gains[h][i] < p.min_gain:
-            break  # a later hand is never laid before an earlier one
-        chosen.append(pool[i])
+    for t in times:
+        b1, b2 = beaten(p, t, 0), beaten(p, t, 1)
+        worth = [v * math.exp(-p.caution * (one[v] * b1 + two[v] * b2)) for v in range(6)]
+        gains = [worth[targets[i].value] for i in left]
+        best = max(gains)
+        if best < p.min_gain:
+            break
+        k = gains.index(best)
+        if p.temperature > 0 and len(left) > 1:
+            weights = [math.exp((g - best) / p.temperature) for g in gains]
+            u = rng.random() * sum(weights)
+            k = 0
+            while k < len(weights) - 1 and u >= weights[k]:
+                u -= weights[k]
+                k += 1
+        chosen.append(targets[left.pop(k)])
     return chosen
 
 
-#: The ex-Gaussian (mu, sigma, tau) the ``hard`` bot assumes for a rival's first hand: normal.
-_RIVAL_FIRST = (NORMAL.mu_ms, NORMAL.sigma_ms, NORMAL.tau_ms)
-#: ... and for a rival's second hand: first plus extra, a sum approximated by one ex-Gaussian
-#: with the same mean (Gaussian parts and tails added separately).
-_RIVAL_SECOND = (
-    NORMAL.mu_ms + NORMAL.second_mu_ms,
-    math.hypot(NORMAL.sigma_ms, NORMAL.second_sigma_ms),
-    NORMAL.tau_ms + NORMAL.second_tau_ms,
-)
-
-
-def _survival(x: float, dist: tuple[float, float, float]) -> float:
-    """P(X > x) for X ex-Gaussian with ``dist`` = (mu, sigma, tau)."""
-    mu, sigma, tau = dist
+def survival(x: float, mu: float, sigma: float, tau: float) -> float:
+    """P(X > x) for X ex-Gaussian (``mu``, ``sigma``, ``tau``)."""
     z = (x - mu) / sigma
     if z < -8.0:
         return 1.0

@@ -109,6 +109,7 @@ CODES: dict[str, ErrorCode] = _codes(
     ("no_game", _M, 400, False, "an environment step with no game going"),
     ("bad_record", _M, 400, False, "a record that is not a record of this format"),
     ("discrepancy", _M, 400, False, "a record field that its facts do not give back"),
+    ("missing_extra", _I, 409, False, "a command needs an optional extra that is not installed"),
 )
 
 

@@ -23,7 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from flyswat.cards import Card, colour_letters
-from flyswat.engine import Game, deal
+from flyswat.engine import Game, Slap, deal
 from flyswat.errors import FlyswatError, MalformedError
 from flyswat.rules import Rules
 from flyswat.shuffle import commitment
@@ -266,30 +266,33 @@ def _replay_turn(game: Game, i: int, t: TurnModel, floor: int | None) -> None:
         raise Discrepancy(f"{where}: the game was already over (R22)")
     _check(f"{where}.seat", t.seat, game.to_move)
     _check(f"{where}.card", t.card, game.draw[game.to_move][0].text)
-    turn = game.reveal()
-    r = turn.round
-    if r is None:
-        if t.round is not None:
-            raise Discrepancy(f"{where}.round: the record has a round, the rules open none")
-        return
-    if t.round is None:
+    opens = game.triggers_round(game.draw[game.to_move][0])
+    if t.round is not None and not opens:
+        raise Discrepancy(f"{where}.round: the record has a round, the rules open none")
+    if t.round is None and opens:
         raise Discrepancy(f"{where}.round: missing, the rules open a slap round (R12, R13)")
-    _check(f"{where}.round.allowed", t.round.allowed, colour_letters(r.allowed))
-    for j, s in enumerate(t.round.slaps):
-        card = _cards([s.card], f"{where}.round.slaps[{j}]")[0]
+    if t.round is not None:
+        _check(f"{where}.round.allowed", t.round.allowed, colour_letters(game.allowed_colours()))
+    recorded = t.round.slaps if t.round is not None else []
+    for j, s in enumerate(recorded):
         if floor is not None and s.ms is not None and s.ms < floor:
             raise Discrepancy(
                 f"{where}.round.slaps[{j}].ms: {s.ms} ms is under the human floor of {floor} ms"
                 " the game was played with"
             )
-        if r.closed:
-            raise Discrepancy(f"{where}.round.slaps[{j}]: the centre was empty (R15)")
-        try:
-            game.slap(s.seat, card, None if s.ms is None else int(s.ms))
-        except FlyswatError as e:
-            raise Discrepancy(f"{where}.round.slaps[{j}]: {e.message}") from None
-    if not r.closed:
-        game.close_round(by_time=False)
+    slaps = [
+        Slap(s.seat, _cards([s.card], f"{where}.round.slaps[{j}]")[0], s.ms)
+        for j, s in enumerate(recorded)
+    ]
+    if slaps and not game.centre:
+        raise Discrepancy(f"{where}.round.slaps: the centre was empty (R15)")
+    try:
+        turn = game.play_turn(slaps)
+    except FlyswatError as e:
+        raise Discrepancy(f"{where}.round.slaps: {e.message}") from None
+    if t.round is None or turn.round is None:
+        return
+    r = turn.round
     _check(f"{where}.round.won", [p.model_dump() for p in t.round.won], _pairs(r.won))
     _check(
         f"{where}.round.penalties",

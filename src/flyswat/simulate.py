@@ -8,9 +8,9 @@ condenses the stats; :func:`run` is the command-line adapter (clock, files, term
 
 How a bot game is played: on each turn the player to move reveals (bot reveal pauses do not
 change anything here). When a slap round opens, every seat's bot decides from its own view
-(:func:`flyswat.bots.decide`); all planned slaps are applied in the order of their reaction
-times, ties by seat, and only those that arrive before the slap window runs out (R21,
-``ms < slap_window_ms``). Then the round closes.
+(:func:`flyswat.bots.decide`), and the round is played by :mod:`flyswat.driver`, the one
+driver the research environments use too: hands in the order of their reaction times, ties
+by seat, those past the slap window dropped (R21).
 """
 
 from __future__ import annotations
@@ -25,17 +25,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from rich.console import Console, Group, RenderableType
+from rich.console import Console
 from rich.progress import MofNCompleteColumn, Progress, TimeElapsedColumn
-from rich.table import Table
 
-from flyswat import bots
+from flyswat import bots, driver
 from flyswat.engine import Game
 from flyswat.errors import FlyswatError, MalformedError
+from flyswat.extras import require
 from flyswat.record import to_record, write_record
 from flyswat.rules import Rules
 from flyswat.shuffle import Seed
-from flyswat.view import view
+from flyswat.summary import Line, Summary
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,31 +102,17 @@ def play_game(
     per_seat = seat_levels(levels, rules.seats)
     if start is None:
         start = random.Random(f"{seed}:start").randrange(rules.seats)
-    rngs = [random.Random(f"{seed}:bot:{k}") for k in range(rules.seats)]
+    rngs = {k: random.Random(f"{seed}:bot:{k}") for k in range(rules.seats)}
+    bots_at = dict(enumerate(per_seat))
     game = Game.new(rules, seed, start)
     wrong = [0] * rules.seats
     late = [0] * rules.seats
     rounds = 0
-    while not game.over:
-        game.reveal()
-        if game.round is None:
-            continue
+    while driver.advance(game) is not None:
         rounds += 1
-        allowed = game.round.allowed
-        planned = [
-            (p.ms, seat, p.card)
-            for seat in range(rules.seats)
-            for p in bots.decide(per_seat[seat], view(game, seat), rngs[seat])
-        ]
-        planned.sort(key=lambda x: (x[0], x[1]))
-        for ms, seat, card in planned:
-            if ms >= rules.slap_window_ms:
-                late[seat] += 1
-                continue
-            game.slap(seat, card, ms)
-            if card.colour not in allowed:
-                wrong[seat] += 1
-        game.close_round()
+        closed, too_late = driver.play_round(game, driver.bot_hands(game, bots_at, rngs))
+        wrong = [a + b for a, b in zip(wrong, driver.wrong_hands(closed, rules.seats), strict=True)]
+        late = [a + b for a, b in zip(late, too_late, strict=True)]
     result = game.result()
     stats = GameStats(
         start=start,
@@ -227,57 +213,6 @@ def simulate(
 # -- summary -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Line:
-    """One row of the summary: all seat-games of one seat position, or of one bot level.
-
-    ``win_share`` is wins per seat-game, a shared first place counting as a fraction (R24);
-    ``points``, ``flies`` and ``wrong`` (wrong hands, R19) are means per seat-game.
-    """
-
-    label: str
-    seat_games: int
-    win_share: float
-    points: float
-    flies: float
-    wrong: float
-
-
-@dataclass(frozen=True, slots=True)
-class Summary:
-    """What many bot games came to: by seat position from the start player, by bot level, and
-    the games' lengths in turns (reveals) and slap rounds as (mean, least, most)."""
-
-    games: int
-    positions: tuple[Line, ...]
-    levels: tuple[Line, ...]
-    turns: tuple[float, int, int]
-    rounds: tuple[float, int, int]
-
-    def render(self) -> RenderableType:
-        """The summary as rich tables."""
-        table = Table(title=f"{self.games} bot games")
-        for name in ("", "seat-games", "win share", "points", "flies won", "wrong slaps"):
-            table.add_column(name, justify="left" if not name else "right")
-        for title, lines in (("position", self.positions), ("level", self.levels)):
-            table.add_section()
-            for line in lines:
-                table.add_row(
-                    f"{title} {line.label}",
-                    str(line.seat_games),
-                    f"{line.win_share:.1%}",
-                    f"{line.points:.1f}",
-                    f"{line.flies:.1f}",
-                    f"{line.wrong:.2f}",
-                )
-        length = Table(title="game length")
-        for name in ("", "mean", "least", "most"):
-            length.add_column(name, justify="left" if not name else "right")
-        for name, (mean, low, high) in (("turns", self.turns), ("slap rounds", self.rounds)):
-            length.add_row(name, f"{mean:.1f}", str(low), str(high))
-        return Group(table, length)
-
-
 def _position_label(position: int) -> str:
     return "start" if position == 0 else f"+{position}"
 
@@ -367,11 +302,14 @@ def run(args: argparse.Namespace) -> int:
 
     Returns 0, or 2 with a message on standard error for a bad option or an unwritable path.
     """
-    if getattr(args, "fast", False):
-        from flyswat.fast.command import run as run_fast
-
-        return run_fast(args)
     try:
+        if getattr(args, "fast", False):
+            require("sim", "flyswat simulate --fast", "numpy", "numba")
+            from flyswat.fast.command import run as run_fast
+
+            return run_fast(args)
+        if args.plot is not None:
+            require("sim", "flyswat simulate --plot", "matplotlib")
         rules = Rules(seats=args.seats, remove=args.remove)
         levels = [s.strip() for s in args.bots.split(",") if s.strip()]
         seat_levels(levels, rules.seats)

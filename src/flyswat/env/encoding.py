@@ -10,8 +10,9 @@ offset     size  meaning
 =========  ====  ==========================================================================
 0          96    centre: 1 where fly ``i`` of :data:`flyswat.cards.DECK` lies in the centre
 96         6     flies in the centre per colour (R Y G B P O), divided by 16
-102        6     1 for the most numerous colour(s) in the centre (R14: what *is* allowed;
-                 public, since everyone sees the centre)
+102        6     only in the *helped* observation: 1 for the most numerous colour(s) in
+                 the centre (R14: what *is* allowed). The default, honest observation
+                 leaves these 0: like people and bots, an agent judges them itself
 108        7     the card that opened the round: swatter, or the fifth colour R…O (R12, R13)
 115        8     draw-pile counts per seat, this seat first then clockwise, / 112; 0 past
                  the last seat
@@ -39,6 +40,7 @@ from __future__ import annotations
 import numpy as np
 from gymnasium import spaces
 
+from flyswat.rules import allowed
 from flyswat.view import View
 
 FLIES = 96
@@ -66,8 +68,9 @@ def action_space(hands: int) -> spaces.MultiDiscrete:
     return spaces.MultiDiscrete([ACTIONS] * hands, dtype=np.int64)
 
 
-def encode(v: View) -> np.ndarray:
-    """The observation vector of ``v`` (layout in the module docstring)."""
+def encode(v: View, helped: bool = False) -> np.ndarray:
+    """The observation vector of ``v`` (layout in the module docstring); ``helped`` fills in
+    the allowed colours (:func:`flyswat.rules.allowed`, R14)."""
     if v.seat is None:
         raise ValueError("an observation belongs to a seat, not to a spectator")
     obs = np.zeros(OBS_SIZE, dtype=np.float32)
@@ -77,9 +80,9 @@ def encode(v: View) -> np.ndarray:
         if card.colour is not None:
             counts[card.colour.order] += 1
     obs[_COUNTS : _COUNTS + 6] = np.array(counts, dtype=np.float32) / 16.0
-    most = max(counts)
-    if most:
-        obs[_TOP : _TOP + 6] = [1.0 if n == most else 0.0 for n in counts]
+    if helped:
+        for c in allowed(v.centre):
+            obs[_TOP + c.order] = 1.0
     if v.round is not None:
         colour = v.round.trigger.colour
         obs[_TRIGGER + (0 if colour is None else 1 + colour.order)] = 1.0
@@ -105,6 +108,6 @@ def action_mask(v: View) -> tuple[np.ndarray, ...]:
     return tuple(mask.copy() for _ in range(v.hands))
 
 
-def observe(v: View) -> dict[str, object]:
+def observe(v: View, helped: bool = False) -> dict[str, object]:
     """The full observation of ``v``: ``{"observation": ..., "action_mask": ...}``."""
-    return {"observation": encode(v), "action_mask": action_mask(v)}
+    return {"observation": encode(v, helped), "action_mask": action_mask(v)}

@@ -1,7 +1,8 @@
 """Flyswat as a PettingZoo ``ParallelEnv``: every seat acts at once, one slap round a step.
 
-A thin driver of the reference engine (:class:`flyswat.engine.Game`): it deals, reveals, and
-lays the hands the agents choose, in the order their reaction times give.
+A thin adapter of the reference engine (:class:`flyswat.engine.Game`) over the one round
+driver (:mod:`flyswat.driver`, the simulator's too): it deals, reveals, and lays the hands the
+agents choose, in the order their reaction times give.
 
 - **Episode**: one game. ``reset(seed=...)`` deals (R5–R7) and plays the reveals that only
   place a fly (R10, R11), and the rounds with an empty centre (R15), up to the first slap round
@@ -9,8 +10,9 @@ lays the hands the agents choose, in the order their reaction times give.
 - **Step**: one slap round. Each agent gives an action (``encoding``: a fly or none per hand,
   R16). Speed is not part of the action but of the agent: each seat has a reaction-time model
   (a :class:`flyswat.bots.Level`, by name or object), from which the env draws the time of
-  each hand laid, as the bots draw theirs. All hands are applied in the order of their times,
-  ties by seat, those at or past the slap window dropped (R21) — the rule the simulator uses.
+  each hand laid, as the bots draw theirs (:func:`flyswat.bots.reaction_times`). All hands
+  are applied in the order of their times, ties by seat, those at or past the slap window
+  dropped (R21) — by the simulator's own driver.
 - **Reward**: the points (R23) each seat won or lost in the round: flies won, less flies given
   back as penalties (R19). The rewards of an episode add up to each seat's final points.
 - **Bots**: seats named in ``bot_seats`` are played by :func:`flyswat.bots.decide` and are not
@@ -32,7 +34,8 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from flyswat import bots
+from flyswat import bots, driver
+from flyswat.bots import reaction_times
 from flyswat.cards import DECK, Card
 from flyswat.engine import Game, Result
 from flyswat.env import encoding
@@ -41,22 +44,6 @@ from flyswat.rules import Rules
 from flyswat.view import view
 
 SpeedLike = str | bots.Level
-
-
-def reaction_times(p: bots.Level, hands: int, rng: random.Random) -> list[int]:
-    """Times in ms of ``hands`` hands laid one after the other, as :func:`bots.decide` draws
-    them: an ex-Gaussian first hand, each later hand an ex-Gaussian delay after the one
-    before, none before ``p.floor_ms``, each at least 1 ms after the one before."""
-    out: list[int] = []
-    t = 0.0
-    for k in range(hands):
-        if k == 0:
-            t = rng.gauss(p.mu_ms, p.sigma_ms) + rng.expovariate(1.0 / p.tau_ms)
-        else:
-            extra = rng.gauss(p.second_mu_ms, p.second_sigma_ms)
-            t += max(0.0, extra + rng.expovariate(1.0 / p.second_tau_ms))
-        out.append(max(p.floor_ms, (out[-1] + 1) if out else 0, round(t)))
-    return out
 
 
 def agent_name(seat: int) -> str:
@@ -69,7 +56,10 @@ class FlyswatParallelEnv(ParallelEnv):  # type: ignore[misc]
 
     ``seats`` and ``remove`` are the rule options (R4, R6); ``speeds`` gives each seat's
     reaction-time model (one for all, or one per seat, cycled); ``bot_seats`` maps the seats
-    that are not agents to bot levels. Raises :class:`MalformedError` for bad options.
+    that are not agents to bot levels (names or :class:`flyswat.bots.Level`); ``helped`` adds
+    the allowed colours to the observation (:mod:`flyswat.env.encoding`: by default an agent
+    judges them from the centre, as people and bots do). Raises :class:`MalformedError` for
+    bad options.
     """
 
     metadata: ClassVar[dict[str, Any]] = {
@@ -84,20 +74,22 @@ class FlyswatParallelEnv(ParallelEnv):  # type: ignore[misc]
         *,
         remove: int = 0,
         speeds: SpeedLike | Sequence[SpeedLike] = "normal",
-        bot_seats: Mapping[int, str] | None = None,
+        bot_seats: Mapping[int, SpeedLike] | None = None,
+        helped: bool = False,
         render_mode: str | None = None,
     ) -> None:
         self.rules = Rules(seats=seats, remove=remove)
+        self.helped = helped
         if isinstance(speeds, str | bots.Level):
             speeds = [speeds]
         if not speeds:
             raise MalformedError("give at least one speed", "bad_level")
         self.speeds = [_level(speeds[k % len(speeds)]) for k in range(seats)]
-        self.bot_levels = dict(bot_seats or {})
-        for seat, level in self.bot_levels.items():
+        self.bot_levels: dict[int, bots.Level] = {}
+        for seat, level in (bot_seats or {}).items():
             if not (isinstance(seat, int) and 0 <= seat < seats):
                 raise MalformedError(f"no seat {seat!r} for a bot", "bad_seat")
-            _level(level)
+            self.bot_levels[seat] = _level(level)
         self.possible_agents = [agent_name(k) for k in range(seats) if k not in self.bot_levels]
         if not self.possible_agents:
             raise MalformedError("at least one seat must be an agent", "bad_seat")
@@ -171,21 +163,14 @@ class FlyswatParallelEnv(ParallelEnv):  # type: ignore[misc]
         return observations, rewards, terminations, truncations, infos
 
     def _play_round(self, game: Game, actions: Mapping[str, Any]) -> None:
-        window = self.rules.slap_window_ms
-        planned: list[tuple[int, int, Card]] = []
+        planned: list[driver.Planned] = []
         for agent in self.agents:
             seat = self._seat[agent]
             cards = self.targets(seat, actions.get(agent))
             times = reaction_times(self.speeds[seat], len(cards), self._times)
             planned += [(ms, seat, card) for ms, card in zip(times, cards, strict=True)]
-        for seat, level in self.bot_levels.items():
-            hands = bots.decide(level, view(game, seat), self._bot_rngs[seat])
-            planned += [(h.ms, seat, h.card) for h in hands]
-        planned.sort(key=lambda x: (x[0], x[1]))
-        for ms, seat, card in planned:
-            if ms < window:  # R21
-                game.slap(seat, card, ms)
-        game.close_round()
+        planned += driver.bot_hands(game, self.bot_levels, self._bot_rngs)
+        driver.play_round(game, planned)
 
     def targets(self, seat: int, action: Any) -> list[Card]:
         """The flies that ``action`` lays ``seat``'s hands on: legal entries, in hand order."""
@@ -205,14 +190,12 @@ class FlyswatParallelEnv(ParallelEnv):  # type: ignore[misc]
         return self.game
 
     def _advance(self) -> None:
-        """Reveal until a slap round with something to slap is open, or the game is over."""
-        game = self._game()
-        while not game.over and game.round is None:
-            game.reveal()
+        driver.advance(self._game())
 
     def _observe(self) -> dict[str, Any]:
         game = self._game()
-        return {a: encoding.observe(view(game, self._seat[a])) for a in self.agents}
+        helped = self.helped
+        return {a: encoding.observe(view(game, self._seat[a]), helped) for a in self.agents}
 
     def _infos(self) -> dict[str, dict[str, Any]]:
         game = self._game()
@@ -242,4 +225,4 @@ class FlyswatParallelEnv(ParallelEnv):  # type: ignore[misc]
 
 
 def _level(speed: SpeedLike) -> bots.Level:
-    return bots.params(speed) if isinstance(speed, str) else speed
+    return bots.params(speed)

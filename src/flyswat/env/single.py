@@ -14,13 +14,15 @@ from typing import Any
 
 import gymnasium as gym
 
+from flyswat.bots import Level
 from flyswat.env.parallel import FlyswatParallelEnv, SpeedLike, agent_name
 from flyswat.errors import MalformedError
 
 
 class SoloEnv(gym.Env[Any, Any]):
     """Seat ``seat`` learns; the others are bots at ``levels`` (cycled over them in seat
-    order); ``speed`` is the learner's reaction-time model (R21 applies to it as to all).
+    order; names or :class:`flyswat.bots.Level`); ``speed`` is the learner's reaction-time
+    model (R21 applies to it as to all); ``helped`` as in :class:`FlyswatParallelEnv`.
 
     Raises :class:`MalformedError` for bad options.
     """
@@ -32,12 +34,13 @@ class SoloEnv(gym.Env[Any, Any]):
         seats: int = 4,
         *,
         seat: int = 0,
-        levels: Sequence[str] | str = "normal",
+        levels: Sequence[SpeedLike] | SpeedLike = "normal",
         speed: SpeedLike = "normal",
         remove: int = 0,
+        helped: bool = False,
         render_mode: str | None = None,
     ) -> None:
-        if isinstance(levels, str):
+        if isinstance(levels, str | Level):
             levels = [levels]
         if not levels:
             raise MalformedError("give at least one bot level", "bad_level")
@@ -49,6 +52,7 @@ class SoloEnv(gym.Env[Any, Any]):
             remove=remove,
             speeds=speed,
             bot_seats={k: levels[i % len(levels)] for i, k in enumerate(others)},
+            helped=helped,
             render_mode=render_mode,
         )
         self.seat = seat

@@ -4,7 +4,7 @@
   with the bots' own parameters and returns arrays (:class:`FastResult`);
 - :func:`records` turns traced fast games into game records, by replaying their facts
   (deal, ordered slaps) through the reference engine — so every fast game can be verified;
-- :func:`summary` condenses a result into :class:`flyswat.simulate.Summary`, the table
+- :func:`summary` condenses a result into :class:`flyswat.summary.Summary`, the table
   ``flyswat simulate`` prints.
 
 It agrees with the reference simulator (:mod:`flyswat.simulate`) in distribution, not game

@@ -24,7 +24,7 @@ import numpy as np
 
 from flyswat import bots
 from flyswat.cards import DECK
-from flyswat.engine import Game
+from flyswat.engine import Game, Slap
 from flyswat.errors import MalformedError
 from flyswat.fast import kernel, policy
 from flyswat.rules import Rules
@@ -33,7 +33,7 @@ from flyswat.shuffle import Seed
 #: Games per chunk: the unit of seeding and of work for the processes.
 CHUNK = 50_000
 
-LevelLike = str | bots.Level
+LevelLike = bots.LevelLike
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,14 +116,6 @@ def seat_params(levels: Sequence[LevelLike], seats: int) -> tuple[tuple[str, ...
     return tuple(labels), np.array(rows, dtype=np.float64)
 
 
-def _with_rival(params: np.ndarray) -> np.ndarray:
-    """``params`` with the rival model that ``contest`` bots assume (``normal``) as last row."""
-    normal = bots.params("normal")
-    rival = np.zeros((1, params.shape[1]))
-    rival[0, : len(policy.RIVAL_FIELDS)] = [float(getattr(normal, f)) for f in policy.RIVAL_FIELDS]
-    return np.concatenate([params, rival])
-
-
 def _play_chunk(
     args: tuple[Rules, np.ndarray, int, np.random.SeedSequence, bool],
 ) -> dict[str, np.ndarray]:
@@ -142,7 +134,7 @@ def _play_chunk(
     slaps = np.zeros((t, kernel.MAX_TRACE if trace else 1, 4), dtype=np.int16)
     n_slaps = np.zeros(t, dtype=np.int64)
     kernel.play_batch(
-        n, seats, rules.hands, rules.remove, rules.slap_window_ms, starts, _with_rival(params),
+        n, seats, rules.hands, rules.remove, rules.slap_window_ms, starts, params,
         int(kernel_seed), points, flies, wrong, counters, deck, slaps, n_slaps, trace,
     )  # fmt: skip
     out: dict[str, np.ndarray] = {"starts": starts, "points": points, "flies": flies}
@@ -227,17 +219,11 @@ def game(result: FastResult, g: int) -> Game:
     played = Game(rules, piles, start=start, removed=removed, seed=None)
     if result.n_slaps[g] > result.slaps.shape[1]:
         raise MalformedError(f"game {g} has more slaps than its trace holds", "trace_cut")
-    facts = result.slaps[g, : result.n_slaps[g]]
-    i = 0
+    by_turn: dict[int, list[Slap]] = {}
+    for turn, seat, index, ms in result.slaps[g, : result.n_slaps[g]].tolist():
+        by_turn.setdefault(turn, []).append(Slap(seat, DECK[index], ms))
     while not played.over:
-        turn = len(played.turns)
-        played.reveal()
-        while i < len(facts) and facts[i, 0] == turn:
-            _, seat, index, ms = (int(x) for x in facts[i])
-            played.slap(seat, DECK[index], ms)
-            i += 1
-        if played.round is not None:
-            played.close_round(by_time=False)
+        played.play_turn(by_turn.get(len(played.turns), ()))
     return played
 
 

@@ -1,19 +1,16 @@
-"""The batched simulation kernel: whole bot games in compiled loops (numba).
+"""The compiled game: R5–R24 over one flat integer array per game (numba).
 
-This is a second implementation of R5–R24 and of the bots' policy (:func:`flyswat.bots.decide`),
-written over flat integer arrays so that numba can compile it. It is checked against the
-reference engine in two ways (``tests/test_fast.py``): every game it traces replays through
-:class:`flyswat.engine.Game` into a record that passes :func:`flyswat.record.verify_record`,
-and its statistics agree with the reference simulator's within their confidence intervals.
+This is the second implementation of the rules that must exist (the first is
+:mod:`flyswat.engine`); it is held to the engine by the golden transcripts of
+``tests/golden/`` (:func:`replay` plays each one's fixed deal and slaps) and by replaying
+traced bot games into records that :func:`flyswat.record.verify_record` accepts. The bot
+simulator (:func:`play_batch`) and the vectorised environment (:mod:`flyswat.fast.vector`)
+both play through the functions here: :func:`reveal`, :func:`lay` and :func:`resolve`.
 
-Cards are the indices of :data:`flyswat.cards.DECK`: flies 0–95 (colour ``i // 16``, value
-:data:`~flyswat.fast.policy.VALUES` ``[i % 16]``), swatters 96–111. The randomness is the
-kernel's own generator (:mod:`flyswat.fast.rng`), seeded once per batch: the kernel plays
-*like* the reference, not game for game.
-
-Bot parameters arrive as one row per seat (:data:`~flyswat.fast.policy.PARAM_FIELDS`, built
-from :class:`flyswat.bots.Level` by :mod:`flyswat.fast.batch`), so a seat can be given any
-level or a modified one (a faster hand, a sharper eye) without recompiling.
+A game's whole state is one ``int64`` row ``wi``: the policy's part first
+(:mod:`flyswat.fast.policy`: the random generator, the centre and its colour counts), then
+the offsets below. Cards are the indices of :data:`flyswat.cards.DECK`: flies 0–95 (colour
+``i // 16``, value :data:`~flyswat.fast.policy.VALUES` ``[i % 16]``), swatters 96–111.
 """
 
 from __future__ import annotations
@@ -22,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from flyswat.fast import policy, rng
-from flyswat.fast.policy import CENTRE, CNT, OUT_CARDS, OUT_MS, ST, VALUES, decide
+from flyswat.fast.policy import CENTRE, CNT, OUT_CARDS, OUT_MS, ST, VALUES, WI_SIZE, decide
 
 FLIES = 96
 CARDS = 112
@@ -46,159 +43,216 @@ N_COUNTERS = len(COUNTERS)
 #: Room for the slaps of one traced game (a game has at most 112 rounds of at most 8 hands).
 MAX_TRACE = 112 * 8
 
+#: The game's part of ``wi``. A draw pile is a circular buffer of 128 with its top at HEAD.
+DRAW = WI_SIZE  # wi[DRAW + 128*s + k]
+HEAD = DRAW + 8 * 128
+COUNT = HEAD + 8
+WON = COUNT + 8  # wi[WON + 112*s + k], the top of the won pile last
+N_WON = WON + 8 * CARDS
+FIRST = N_WON + 8  # per card: the index of its bottom hand in the open round, or -1
+R_SEAT = FIRST + CARDS  # the open round's hands in stacking order: seat, card, ms
+R_CARD = R_SEAT + 16
+R_MS = R_CARD + 16
+N_R = R_MS + 16  # how many hands
+N_CENTRE = N_R + 1
+TO_MOVE = N_CENTRE + 1
+TURN = TO_MOVE + 1  # reveals so far
+ENDING = TURN + 1  # 1 after a seat revealed its last card (R22)
+OVER = ENDING + 1
+BOX = OVER + 1  # cards in the box: removed ones and played triggers
+TRIGGER = BOX + 1  # the open round's trigger, or -1
+N_TRACE = TRIGGER + 1
+ROW = N_TRACE + 1
+
 
 @njit(cache=True)
-def _play(
-    wf: np.ndarray,
+def new_game(wi: np.ndarray, seats: int, start: int, removed: int) -> None:
+    """Reset everything but the draw piles (set them first) for a game started by ``start``."""
+    for s in range(seats):
+        wi[N_WON + s] = 0
+    for c in range(CARDS):
+        wi[FIRST + c] = -1
+    for c in range(6):
+        wi[CNT + c] = 0
+    wi[N_R] = 0
+    wi[N_CENTRE] = 0
+    wi[TO_MOVE] = start
+    wi[TURN] = 0
+    wi[ENDING] = 0
+    wi[OVER] = 0
+    wi[BOX] = removed
+    wi[TRIGGER] = -1
+    wi[N_TRACE] = 0
+
+
+@njit(cache=True)
+def deal(wi: np.ndarray, seats: int, deck: np.ndarray, remove: int, start: int) -> None:
+    """Deal ``deck`` (top first) as R6–R7 say and start the game."""
+    for s in range(seats):
+        wi[HEAD + s] = 0
+        wi[COUNT + s] = 0
+    for k in range(CARDS - remove):
+        s = (start + k) % seats
+        wi[DRAW + 128 * s + wi[COUNT + s]] = deck[remove + k]
+        wi[COUNT + s] += 1
+    new_game(wi, seats, start, remove)
+
+
+@njit(cache=True)
+def set_pile(wi: np.ndarray, s: int, cards: np.ndarray, n: int) -> None:
+    """Seat ``s``'s draw pile as the first ``n`` of ``cards``, top first."""
+    wi[HEAD + s] = 0
+    wi[COUNT + s] = n
+    for k in range(n):
+        wi[DRAW + 128 * s + k] = cards[k]
+
+
+@njit(cache=True, inline="always")
+def reveal(wi: np.ndarray, seats: int, counters: np.ndarray) -> int:
+    """The seat to move reveals (R10): 0 when the fly went to the centre (R11, R13a), 1 when
+    a slap round with something to slap is open (R12, R13), 2 when the round had an empty
+    centre and closed at once (R15). Sets ``wi[OVER]`` when the game ends (R22)."""
+    seat = wi[TO_MOVE]
+    card = wi[DRAW + 128 * seat + wi[HEAD + seat]]
+    wi[HEAD + seat] = (wi[HEAD + seat] + 1) & 127
+    wi[COUNT + seat] -= 1
+    if wi[COUNT + seat] == 0:
+        wi[ENDING] = 1
+    wi[TURN] += 1
+    wi[TO_MOVE] = (seat + 1) % seats
+    colour = card // 16
+    if card < FLIES:
+        colours = 0
+        for c in range(6):
+            if wi[CNT + c] > 0:
+                colours += 1
+        if not (colours == 4 and wi[CNT + colour] == 0):
+            wi[CENTRE + wi[N_CENTRE]] = card
+            wi[N_CENTRE] += 1
+            wi[CNT + colour] += 1
+            wi[OVER] = wi[ENDING]
+            return 0
+    counters[1] += 1
+    counters[2 if card >= FLIES else 3] += 1
+    if wi[N_CENTRE] == 0:
+        counters[4] += 1
+        wi[BOX] += 1
+        wi[OVER] = wi[ENDING]
+        return 2
+    wi[TRIGGER] = card
+    wi[N_R] = 0
+    return 1
+
+
+@njit(cache=True, inline="always")
+def lay(wi: np.ndarray, seat: int, card: int, ms: int, window: int, counters: np.ndarray) -> None:
+    """Lay a hand in the open round: kept in time order, ties in the order laid (lay seats
+    in seat order for ties by seat), or dropped when ``ms`` is not within ``window`` (R21)."""
+    if ms >= window:  # Rules.in_window: a hand counts when ms < slap_window_ms
+        counters[9] += 1
+        return
+    j = wi[N_R]
+    while j > 0 and wi[R_MS + j - 1] > ms:
+        wi[R_SEAT + j] = wi[R_SEAT + j - 1]
+        wi[R_CARD + j] = wi[R_CARD + j - 1]
+        wi[R_MS + j] = wi[R_MS + j - 1]
+        j -= 1
+    wi[R_SEAT + j] = seat
+    wi[R_CARD + j] = card
+    wi[R_MS + j] = ms
+    wi[N_R] += 1
+
+
+@njit(cache=True, inline="always")
+def resolve(
     wi: np.ndarray,
-    seats: int,
-    hands: int,
-    remove: int,
-    window: int,
-    start: int,
-    points: np.ndarray,
-    flies: np.ndarray,
-    wrong: np.ndarray,
     counters: np.ndarray,
-    trace_deck: np.ndarray,
+    wrong: np.ndarray,
     trace_slaps: np.ndarray,
     trace: bool,
-) -> int:
-    """Play one game from a fresh shuffle; fill ``points``, ``flies``, ``wrong`` (each seat's
-    hands on a wrong colour, R19) and ``counters``.
+) -> None:
+    """Close the open round: wins (R18), then penalties (R19), in stacking order (R20); the
+    trigger to the box. ``wrong`` counts each seat's hands on a wrong colour; with ``trace``
+    the hands are written to ``trace_slaps`` as rows ``(turn, seat, card, ms)``."""
+    n = wi[N_R]
+    counters[5] += n
+    top = 0
+    for c in range(6):
+        top = max(top, wi[CNT + c])
+    for i in range(n):  # R17: the first hand on a card is the bottom one
+        c = wi[R_CARD + i]
+        if wi[FIRST + c] < 0:
+            wi[FIRST + c] = i
+        k = wi[N_TRACE]
+        if trace and k < trace_slaps.shape[0]:
+            trace_slaps[k, 0] = wi[TURN] - 1
+            trace_slaps[k, 1] = wi[R_SEAT + i]
+            trace_slaps[k, 2] = c
+            trace_slaps[k, 3] = wi[R_MS + i]
+        wi[N_TRACE] = k + 1
+    for i in range(n):  # R18, R20: wins first, in stacking order
+        c = wi[R_CARD + i]
+        if wi[CNT + c // 16] == top and wi[FIRST + c] == i:
+            s = wi[R_SEAT + i]
+            wi[WON + CARDS * s + wi[N_WON + s]] = c
+            wi[N_WON + s] += 1
+            counters[6] += 1
+    for i in range(n):  # R19, R20: then penalties, in stacking order
+        c = wi[R_CARD + i]
+        wi[FIRST + c] = -1
+        if wi[CNT + c // 16] != top:
+            counters[7] += 1
+            s = wi[R_SEAT + i]
+            wrong[s] += 1
+            if wi[N_WON + s] > 0:
+                wi[N_WON + s] -= 1
+                tail = (wi[HEAD + s] + wi[COUNT + s]) & 127
+                wi[DRAW + 128 * s + tail] = wi[WON + CARDS * s + wi[N_WON + s]]
+                wi[COUNT + s] += 1
+                counters[8] += 1
+    # The won flies leave the centre (the colour counts held still till now).
+    m = 0
+    for k in range(wi[N_CENTRE]):
+        c = wi[CENTRE + k]
+        taken = False
+        if wi[CNT + c // 16] == top:
+            for i in range(n):
+                if wi[R_CARD + i] == c:
+                    taken = True
+                    break
+        if not taken:
+            wi[CENTRE + m] = c
+            m += 1
+    wi[N_CENTRE] = m
+    for c in range(6):
+        wi[CNT + c] = 0
+    for k in range(m):
+        wi[CNT + wi[CENTRE + k] // 16] += 1
+    wi[N_R] = 0
+    wi[TRIGGER] = -1
+    wi[BOX] += 1
+    wi[OVER] = wi[ENDING]
 
-    ``wf`` and ``wi`` are the scratch arrays of :mod:`flyswat.fast.policy`, set up by
-    :func:`play_batch`; the centre lives in ``wi``. With ``trace``, ``trace_deck`` gets the
-    shuffled deck (top first) and ``trace_slaps`` one row ``(turn, seat, card, ms)`` per
-    accepted slap, in arrival order. Returns the number of slaps, which is more than
-    ``trace_slaps`` holds only in a game far longer than any seen (then the trace is cut).
-    """
-    deck = np.arange(CARDS)
-    wi[ST] = rng.store(rng.shuffle(rng.load(wi[ST]), deck))  # R5
-    if trace:
-        trace_deck[:] = deck
-    draw = np.empty((seats, 128), dtype=np.int64)  # circular buffers, top at head
-    head = np.zeros(seats, dtype=np.int64)
-    count = np.zeros(seats, dtype=np.int64)
-    for k in range(CARDS - remove):  # R6, R7
-        s = (start + k) % seats
-        draw[s, count[s]] = deck[remove + k]
-        count[s] += 1
-    won = np.empty((seats, CARDS), dtype=np.int64)
-    n_won = np.zeros(seats, dtype=np.int64)
-    n_centre = 0
-    wi[CNT : CNT + 6] = 0
-    n_colours = 0
-    first = np.full(CARDS, -1, dtype=np.int64)  # bottom hand's slap index, per card
-    r_seat = np.empty(8 * 2, dtype=np.int64)
-    r_card = np.empty(8 * 2, dtype=np.int64)
-    r_ms = np.empty(8 * 2, dtype=np.int64)
-    n_trace = 0
-    seat = start
-    turn = 0
-    while True:
-        card = draw[seat, head[seat]]  # R10
-        head[seat] = (head[seat] + 1) & 127
-        count[seat] -= 1
-        ending = count[seat] == 0  # R22
-        turn += 1
-        colour = card // 16
-        if card < FLIES and not (n_colours == 4 and wi[CNT + colour] == 0):
-            wi[CENTRE + n_centre] = card  # R11, R13a
-            n_centre += 1
-            if wi[CNT + colour] == 0:
-                n_colours += 1
-            wi[CNT + colour] += 1
-        else:
-            counters[1] += 1
-            counters[2 if card >= FLIES else 3] += 1
-            if n_centre == 0:
-                counters[4] += 1  # R15
-            else:
-                # Each seat plans its hands (R16); arrivals are merged by time, ties by seat.
-                n = 0
-                for s in range(seats):
-                    k = decide(wf, wi, s, n_centre, hands, seats)
-                    counters[10] += wi[policy.LAPSED]
-                    counters[11] += wi[policy.MISJUDGED]
-                    for h in range(k):
-                        ms = wi[OUT_MS + h]
-                        if ms >= window:  # R21: the window closes at slap_window_ms
-                            counters[9] += 1
-                            continue
-                        j = n
-                        while j > 0 and r_ms[j - 1] > ms:
-                            r_seat[j] = r_seat[j - 1]
-                            r_card[j] = r_card[j - 1]
-                            r_ms[j] = r_ms[j - 1]
-                            j -= 1
-                        r_seat[j] = s
-                        r_card[j] = wi[OUT_CARDS + h]
-                        r_ms[j] = ms
-                        n += 1
-                counters[5] += n
-                top = 0
-                for c in range(6):
-                    top = max(top, wi[CNT + c])
-                for i in range(n):  # R17: the first hand on a card is the bottom one
-                    if first[r_card[i]] < 0:
-                        first[r_card[i]] = i
-                    if trace and n_trace < trace_slaps.shape[0]:
-                        trace_slaps[n_trace, 0] = turn - 1
-                        trace_slaps[n_trace, 1] = r_seat[i]
-                        trace_slaps[n_trace, 2] = r_card[i]
-                        trace_slaps[n_trace, 3] = r_ms[i]
-                    n_trace += 1
-                for i in range(n):  # R18, R20: wins first, in arrival order
-                    c = r_card[i]
-                    if wi[CNT + c // 16] == top and first[c] == i:
-                        won[r_seat[i], n_won[r_seat[i]]] = c
-                        n_won[r_seat[i]] += 1
-                        counters[6] += 1
-                for i in range(n):  # R19, R20: then penalties, in arrival order
-                    c = r_card[i]
-                    first[c] = -1
-                    if wi[CNT + c // 16] != top:
-                        counters[7] += 1
-                        s = r_seat[i]
-                        wrong[s] += 1
-                        if n_won[s] > 0:
-                            n_won[s] -= 1
-                            draw[s, (head[s] + count[s]) & 127] = won[s, n_won[s]]
-                            count[s] += 1
-                            counters[8] += 1
-                # Take the won flies out of the centre (the colour counts held still till now).
-                m = 0
-                for k in range(n_centre):
-                    c = wi[CENTRE + k]
-                    taken = False
-                    if wi[CNT + c // 16] == top:
-                        for i in range(n):
-                            if r_card[i] == c:
-                                taken = True
-                                break
-                    if not taken:
-                        wi[CENTRE + m] = c
-                        m += 1
-                n_centre = m
-                n_colours = 0
-                wi[CNT : CNT + 6] = 0
-                for k in range(n_centre):
-                    wi[CNT + wi[CENTRE + k] // 16] += 1
-                for c in range(6):
-                    if wi[CNT + c] > 0:
-                        n_colours += 1
-        if ending:
-            break
-        seat = (seat + 1) % seats
-    counters[0] = turn
-    for s in range(seats):
-        total = 0
-        for k in range(n_won[s]):
-            total += VALUES[won[s, k] % 16]
-        points[s] = total
-        flies[s] = n_won[s]
-    return n_trace
+
+@njit(cache=True, inline="always")
+def bot_hands(
+    wf: np.ndarray, wi: np.ndarray, s: int, seats: int, hands: int, window: int, c: np.ndarray
+) -> None:
+    """Seat ``s``'s bot decides (:func:`flyswat.fast.policy.decide`) and lays its hands."""
+    k = decide(wf, wi, s, wi[N_CENTRE], hands, seats)
+    c[10] += wi[policy.LAPSED]
+    c[11] += wi[policy.MISJUDGED]
+    for h in range(k):
+        lay(wi, s, wi[OUT_CARDS + h], wi[OUT_MS + h], window, c)
+
+
+@njit(cache=True, inline="always")
+def points(wi: np.ndarray, s: int) -> int:
+    """Seat ``s``'s points so far (R23)."""
+    total = 0
+    for k in range(wi[N_WON + s]):
+        total += VALUES[wi[WON + CARDS * s + k] % 16]
+    return total
 
 
 @njit(cache=True)
@@ -211,7 +265,7 @@ def play_batch(
     starts: np.ndarray,
     params: np.ndarray,
     seed: int,
-    points: np.ndarray,
+    points_out: np.ndarray,
     flies: np.ndarray,
     wrong: np.ndarray,
     counters: np.ndarray,
@@ -220,21 +274,80 @@ def play_batch(
     trace_n: np.ndarray,
     trace: bool,
 ) -> None:
-    """Play ``n_games`` games, game ``g`` started by seat ``starts[g]``, seeded by ``seed``.
+    """Play ``n_games`` bot games, game ``g`` started by seat ``starts[g]``, seeded by ``seed``.
 
-    ``params`` has a row per seat (:data:`~flyswat.fast.policy.PARAM_FIELDS`) and, last, the
-    rival model of ``contest`` bots. Fills row ``g`` of ``points``, ``flies``, ``wrong`` (per
-    seat) and ``counters`` (:data:`COUNTERS`). With ``trace``, also ``trace_deck[g]``,
-    ``trace_slaps[g]`` and ``trace_n[g]`` (see :func:`_play`); otherwise those arrays may
-    have a single row.
+    ``params`` has a row per seat (:data:`~flyswat.fast.policy.PARAM_FIELDS`). Fills row
+    ``g`` of ``points_out``, ``flies``, ``wrong`` (per seat) and ``counters``
+    (:data:`COUNTERS`). With ``trace``, also ``trace_deck[g]`` (the shuffled deck, top
+    first), ``trace_slaps[g]`` (rows ``(turn, seat, card, ms)`` in stacking order) and
+    ``trace_n[g]`` (how many; more than the trace holds only in a game far longer than any
+    seen); otherwise those arrays may have a single row.
     """
     wf = np.zeros(policy.WF_SIZE, dtype=np.float64)
-    wi = np.zeros(policy.WI_SIZE, dtype=np.int64)
-    policy.setup(wf, params, hands)
+    wi = np.zeros(ROW, dtype=np.int64)
+    policy.setup(wf, params)
     wi[ST] = seed
+    deck = np.arange(CARDS)
     for g in range(n_games):
         t = g if trace else 0
-        trace_n[t] = _play(
-            wf, wi, seats, hands, remove, window, starts[g], points[g], flies[g], wrong[g],
-            counters[g], trace_deck[t], trace_slaps[t], trace,
-        )  # fmt: skip
+        for k in range(CARDS):
+            deck[k] = k
+        wi[ST] = rng.store(rng.shuffle(rng.load(wi[ST]), deck))  # R5
+        if trace:
+            trace_deck[t, :] = deck
+        deal(wi, seats, deck, remove, starts[g])
+        c = counters[g]
+        while wi[OVER] == 0:
+            if reveal(wi, seats, c) == 1:
+                for s in range(seats):
+                    bot_hands(wf, wi, s, seats, hands, window, c)
+                resolve(wi, c, wrong[g], trace_slaps[t], trace)
+        c[0] = wi[TURN]
+        for s in range(seats):
+            points_out[g, s] = points(wi, s)
+            flies[g, s] = wi[N_WON + s]
+        trace_n[t] = wi[N_TRACE]
+
+
+@njit(cache=True)
+def replay(
+    seats: int,
+    piles: np.ndarray,
+    sizes: np.ndarray,
+    start: int,
+    removed: int,
+    slaps: np.ndarray,
+    centre: np.ndarray,
+    n_centre: np.ndarray,
+    draw: np.ndarray,
+    won: np.ndarray,
+    box: np.ndarray,
+) -> int:
+    """Replay a fixed deal and fixed slaps: seat ``s``'s draw pile is ``piles[s, :sizes[s]]``
+    (top first); ``slaps`` has rows ``(turn, seat, card)`` in stacking order. After each turn
+    ``i``: ``centre[i, :n_centre[i]]``, ``draw[i]`` and ``won[i]`` (counts per seat), ``box[i]``.
+    Returns the number of turns played (R22 ends the game)."""
+    wi = np.zeros(ROW, dtype=np.int64)
+    for s in range(seats):
+        set_pile(wi, s, piles[s], sizes[s])
+    new_game(wi, seats, start, removed)
+    counters = np.zeros(N_COUNTERS, dtype=np.int64)
+    wrong = np.zeros(seats, dtype=np.int64)
+    cut = np.zeros((1, 4), dtype=np.int16)
+    j = 0
+    i = 0
+    while wi[OVER] == 0:
+        if reveal(wi, seats, counters) == 1:
+            while j < slaps.shape[0] and slaps[j, 0] == i:
+                lay(wi, slaps[j, 1], slaps[j, 2], j, 1 << 30, counters)  # times keep the order
+                j += 1
+            resolve(wi, counters, wrong, cut, False)
+        n_centre[i] = wi[N_CENTRE]
+        for k in range(wi[N_CENTRE]):
+            centre[i, k] = wi[CENTRE + k]
+        for s in range(seats):
+            draw[i, s] = wi[COUNT + s]
+            won[i, s] = wi[N_WON + s]
+        box[i] = wi[BOX]
+        i += 1
+    return i

@@ -2,7 +2,9 @@
 
 Each function mirrors the one of :mod:`flyswat.bots` named in its docstring, step for step,
 with the same parameters (a row of :data:`PARAM_FIELDS` per seat); only the random generator
-differs (:mod:`flyswat.fast.rng`). Cards are indices of :data:`flyswat.cards.DECK`.
+differs (:mod:`flyswat.fast.rng`). Cards are indices of :data:`flyswat.cards.DECK`. With a
+deterministic level (no lapse, no misjudging, temperature 0, every hand at its floor) the two
+plan the very same hands, which ``tests/test_vector.py`` uses.
 
 All the state a decision reads and writes lives in two scratch arrays, ``wf`` (floats) and
 ``wi`` (integers), at the offsets below, shared with the game loop of
@@ -18,6 +20,7 @@ import math
 import numpy as np
 from numba import njit
 
+from flyswat.bots import CROWD_ROUNDS
 from flyswat.fast import rng
 
 #: The value of fly ``i`` is ``VALUES[i % 16]`` (R2: 1,1, 2×4, 3×4, 4×4, 5,5).
@@ -35,92 +38,100 @@ PARAM_FIELDS = (
     "misjudge",
     "lapse",
     "second_hand",
-    "sloppy",
-    "contest",
+    "caution",
+    "temperature",
     "min_gain",
 )
-#: Columns of the rival model (the ``normal`` level's times) that ``contest`` bots assume.
-RIVAL_FIELDS = PARAM_FIELDS[:6]
 NP = len(PARAM_FIELDS)
 
 #: Layout of the float scratch array ``wf``.
-KEYS = 0  # wf[0:96]: sort keys of the targets
-TIMES = 96  # wf[96:98]: the hands' reaction times
-GAINS = 98  # wf[98:106]: expected gains, hand h and pool rank i at GAINS + 4*h + i
-PARAMS = 106  # wf[PARAMS + NP*s + j]: parameter j of seat s; after the seats, the rival model
-#: Where the table of :func:`p_first` starts, for at most 8 seats and the rival.
-TABLE = PARAMS + 9 * NP
-#: The chances of :func:`p_first` are tabulated every ``1 / TABLE_STEPS_PER_MS`` ms up to
-#: ``TABLE_MS`` and interpolated linearly (error below 1e-6; exact beyond the table).
-TABLE_MS = 4000
-TABLE_STEPS_PER_MS = 4
-TABLE_LEN = TABLE_MS * TABLE_STEPS_PER_MS + 1
-WF_SIZE = TABLE + 2 * TABLE_LEN
+GAINS = 0  # wf[0:6]: the gain (then the weight) of a fly of value v at GAINS + v
+ONE = 6  # wf[6:12]: the rival first hands expected on a fly of value v
+TWO = 12  # wf[12:18]: ... and second hands
+COUNT_BY_VALUE = 18  # wf[18:24]: targets of value v not yet chosen
+W1 = 24  # wf[24:30], wf[30:36]: scratch of crowd()
+W2 = 30
+PARAMS = 36  # wf[PARAMS + NP*s + j]: parameter j of seat s (up to 8 seats and a learner)
+#: wf[CROSS + 2*s]: the chance that a rival's second hand beats a typical first hand, and
+#: wf[CROSS + 2*s + 1] that a first hand beats a typical second one (bots.crowd).
+CROSS = PARAMS + 9 * NP
+#: The chance of a rival as quick as seat s beating a hand at t ms with its first hand, for
+#: t < TABLE_MS, is wf[TABLE + TABLE_MS*(2*s) + t], with its second wf[TABLE + TABLE_MS*(2*s+1)
+#: + t] (a hand's time is a whole number of ms).
+TABLE = CROSS + 2 * 9
+TABLE_MS = 4096
+#: wf[LEVEL + s]: the first seat whose parameters equal seat s's (its crowds are the same).
+LEVEL = TABLE + 2 * 9 * TABLE_MS
+#: A direct-mapped cache of crowd(), per level: SLOTS entries of (key, one[1:6], two[1:6]).
+CACHE = LEVEL + 9
+SLOTS = 256
+ENTRY = 11
+WF_SIZE = CACHE + 9 * SLOTS * ENTRY
 
-#: Layout of the integer scratch array ``wi``.
+#: Layout of the integer scratch array ``wi``: the policy's part (the game's follows it,
+#: :mod:`flyswat.fast.kernel`).
 ST = 0  # the random generator's state (flyswat.fast.rng)
-TARGETS = 1  # wi[1:97]: the target flies, best first
-CHOSEN = 97  # wi[97:99]: the flies chosen, one per hand
-OUT_CARDS = 99  # wi[99:101]: the planned hands' flies ...
-OUT_MS = 101  # wi[101:103]: ... and times
-LAPSED = 103  # 1 when the last decision was a lapse
-MISJUDGED = 104  # 1 when the last decision misjudged the colour
-CNT = 105  # wi[105:111]: flies in the centre per colour
-CENTRE = 111  # wi[111:207]: the centre's flies, in the order placed
-WI_SIZE = 207
+TARGETS = 1  # wi[1:97]: the target flies, in centre order
+OUT_CARDS = 97  # wi[97:99]: the planned hands' flies ...
+OUT_MS = 99  # wi[99:101]: ... and times
+LAPSED = 101  # 1 when the last decision was a lapse
+MISJUDGED = 102  # 1 when the last decision misjudged the colour
+CNT = 103  # wi[103:109]: flies in the centre per colour
+CENTRE = 109  # wi[109:205]: the centre's flies, in the order placed
+WI_SIZE = 205
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _phi(z: float) -> float:
     return 0.5 * math.erfc(-z / math.sqrt(2.0))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def survival(x: float, mu: float, sigma: float, tau: float) -> float:
-    """P(X > x) for X ex-Gaussian(mu, sigma, tau), as in ``bots._ex_gauss_survival``."""
+    """P(X > x) for X ex-Gaussian(mu, sigma, tau), as :func:`flyswat.bots.survival`."""
     z = (x - mu) / sigma
     if z < -8.0:
         return 1.0
-    cdf = _phi(z) - math.exp(sigma * sigma / (2 * tau * tau) - (x - mu) / tau) * _phi(
-        z - sigma / tau
-    )
-    return min(1.0, max(0.0, 1.0 - cdf))
+    tail = math.exp(sigma * sigma / (2 * tau * tau) - (x - mu) / tau) * _phi(z - sigma / tau)
+    return min(1.0, max(0.0, 1.0 - _phi(z) + tail))
+
+
+@njit(cache=True, inline="always")
+def exact_beaten(wf: np.ndarray, p: int, t: float, hand: int) -> float:
+    """As :func:`flyswat.bots.beaten`, for the parameters at ``wf[p:]``."""
+    if hand == 0:
+        return 1.0 - survival(t, wf[p], wf[p + 1], wf[p + 2])
+    mu = wf[p] + wf[p + 3]
+    return 1.0 - survival(t, mu, math.hypot(wf[p + 1], wf[p + 4]), wf[p + 2] + wf[p + 5])
 
 
 @njit(cache=True)
-def p_first(t: float, rank: int, others: int, hands: int, rival: np.ndarray) -> float:
-    """As ``bots._p_first``: the chance that a hand at ``t`` is first on the fly ``rank``,
-    the rivals' times being ``rival`` (:data:`RIVAL_FIELDS`)."""
-    if rank >= hands or others <= 0:
-        return 1.0
-    if rank == 0:
-        mu, sigma, tau = rival[0], rival[1], rival[2]
-    else:
-        mu = rival[0] + rival[3]
-        sigma = math.hypot(rival[1], rival[4])
-        tau = rival[2] + rival[5]
-    chance: float = survival(t, mu, sigma, tau) ** others
-    return chance
-
-
-@njit(cache=True)
-def setup(wf: np.ndarray, params: np.ndarray, hands: int) -> None:
-    """Copy ``params`` (a row per seat, then the rival model's row) into ``wf`` and
-    tabulate :func:`p_first` for ranks 0 and 1 against the rival."""
-    seats = params.shape[0] - 1
-    for s in range(seats + 1):
+def setup(wf: np.ndarray, params: np.ndarray) -> None:
+    """Copy ``params`` (a row per seat) into ``wf`` and tabulate each row's :func:`beaten`."""
+    for s in range(params.shape[0]):
+        p = PARAMS + NP * s
         for j in range(NP):
-            wf[PARAMS + NP * s + j] = params[s, j]
-    rival = params[seats]
-    for rank in range(2):
-        for k in range(TABLE_LEN):
-            t = k / TABLE_STEPS_PER_MS
-            wf[TABLE + rank * TABLE_LEN + k] = p_first(t, rank, seats - 1, hands, rival)
+            wf[p + j] = params[s, j]
+        first_time = wf[p] + wf[p + 2]
+        wf[CROSS + 2 * s] = exact_beaten(wf, p, first_time, 1)
+        wf[CROSS + 2 * s + 1] = exact_beaten(wf, p, first_time + wf[p + 3] + wf[p + 5], 0)
+        for hand in range(2):
+            row = TABLE + TABLE_MS * (2 * s + hand)
+            for t in range(TABLE_MS):
+                wf[row + t] = exact_beaten(wf, p, float(t), hand)
+        first = s
+        for other in range(s):
+            if first == s and np.all(params[other] == params[s]):
+                first = other
+        wf[LEVEL + s] = first
+    for k in range(9 * SLOTS):
+        wf[CACHE + ENTRY * k] = -1.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def decide(wf: np.ndarray, wi: np.ndarray, s: int, n_centre: int, hands: int, seats: int) -> int:
-    """Seat ``s``'s planned hands for a round just opened, as ``bots.decide``; how many.
+    """Seat ``s``'s planned hands for a round just opened, as :func:`flyswat.bots.decide`;
+    how many.
 
     Reads the centre (``wi[CENTRE:]``, ``n_centre`` flies; ``wi[CNT:]``) and the seat's
     parameters (``wf[PARAMS:]``); writes the hands to ``wi[OUT_CARDS:]`` and
@@ -146,106 +157,199 @@ def decide(wf: np.ndarray, wi: np.ndarray, s: int, n_centre: int, hands: int, se
     if u < wf[p + 7] and second > 0:
         level = second
         wi[MISJUDGED] = 1
-    # Targets: flies of a believed colour, best value first, equal values in random order.
-    n = 0
+    n = 0  # targets: the flies of a believed colour, in centre order
     for k in range(n_centre):
         card = wi[CENTRE + k]
         if wi[CNT + card // 16] == level:
-            state, u = rng.uniform(state)
-            key = (5 - VALUES[card % 16]) + u
-            j = n
-            while j > 0 and wf[KEYS + j - 1] > key:
-                wf[KEYS + j] = wf[KEYS + j - 1]
-                wi[TARGETS + j] = wi[TARGETS + j - 1]
-                j -= 1
-            wf[KEYS + j] = key
-            wi[TARGETS + j] = card
+            wi[TARGETS + n] = card
             n += 1
-    state, first = rng.ex_gauss(state, wf[p], wf[p + 1], wf[p + 2])
-    wf[TIMES] = first
+    if n == 0:
+        wi[ST] = rng.store(state)
+        return 0
     n_times = 1
-    for _ in range(1, min(hands, n)):
+    while n_times < min(hands, n):
         state, u = rng.uniform(state)
         if u >= wf[p + 9]:
             break
-        state, extra = rng.ex_gauss(state, wf[p + 3], wf[p + 4], wf[p + 5])
-        wf[TIMES + n_times] = wf[TIMES + n_times - 1] + max(0.0, extra)
         n_times += 1
-    n_chosen = 0
-    if wf[p + 11] > 0.5:
-        n_chosen = contested(wf, wi, p, n, n_times, seats - 1, hands)
-    else:
-        n_left = n  # wi[TARGETS:TARGETS + n_left] are the flies not yet chosen
-        for _ in range(n_times):
-            if n_left == 0:
-                break
-            i = 0
-            if wf[p + 10] > 0.0:
-                state, u = rng.uniform(state)
-                if u < wf[p + 10]:
-                    state, i = rng.below(state, n_left)
-            wi[CHOSEN + n_chosen] = wi[TARGETS + i]
-            n_chosen += 1
-            for j in range(i, n_left - 1):
-                wi[TARGETS + j] = wi[TARGETS + j + 1]
-            n_left -= 1
+    state = reaction_times(wf, wi, p, n_times, state)
+    state, k = choose(wf, wi, p, n, n_times, seats - 1, hands, state)
     wi[ST] = rng.store(state)
+    return k
+
+
+@njit(cache=True, inline="always")
+def reaction_times(wf: np.ndarray, wi: np.ndarray, p: int, n: int, state: np.uint64) -> np.uint64:
+    """As :func:`flyswat.bots.reaction_times`, for the parameters at ``wf[p:]``: writes ``n``
+    times to ``wi[OUT_MS:]`` and returns the generator's state."""
+    state, t = rng.ex_gauss(state, wf[p], wf[p + 1], wf[p + 2])
     last = 0
     floor = int(wf[p + 6])
-    for h in range(n_chosen):
-        ms = max(floor, last + 1, int(np.round(wf[TIMES + h])))
-        wi[OUT_CARDS + h] = wi[CHOSEN + h]
+    for h in range(n):
+        if h > 0:
+            state, extra = rng.ex_gauss(state, wf[p + 3], wf[p + 4], wf[p + 5])
+            t += max(0.0, extra)
+        ms = max(floor, last + 1 if h > 0 else 0, int(np.round(t)))
         wi[OUT_MS + h] = ms
         last = ms
-    return n_chosen
+    return state
 
 
-@njit(cache=True)
-def contested(
-    wf: np.ndarray, wi: np.ndarray, p: int, n: int, n_times: int, others: int, hands: int
-) -> int:
-    """As ``bots._contested_choice``: the flies (one per time) of greatest expected gain.
+@njit(cache=True, inline="always")
+def beaten(wf: np.ndarray, p: int, s: int, ms: int, hand: int) -> float:
+    """As :func:`flyswat.bots.beaten` for seat ``s`` (parameters at ``wf[p:]``): from the
+    table :func:`setup` made, exact beyond it."""
+    if ms < TABLE_MS:
+        level = int(wf[LEVEL + s])  # seats of one level share a table: fewer cache misses
+        chance: float = wf[TABLE + TABLE_MS * (2 * level + hand) + ms]
+        return chance
+    return exact_beaten(wf, p, float(ms), hand)
 
-    Reads the ``n`` targets and ``n_times`` times that :func:`decide` left in the scratch
-    arrays, and the seat's parameters at ``wf[p:]``; writes the choice to ``wi[CHOSEN:]`` and
-    returns how many hands to lay. The chance of being first comes from the table that
-    :func:`setup` made, interpolated.
-    """
-    pool = min(n, hands + n_times)
-    if pool == 0:
-        return 0
-    last = TABLE_LEN - 1
-    for h in range(n_times):
-        x = wf[TIMES + h] * TABLE_STEPS_PER_MS
-        k = min(max(int(x), 0), last - 1)
-        f = min(max(x - k, 0.0), 1.0)
-        for i in range(pool):
-            chance = 1.0
-            if i < hands and others > 0:
-                row = TABLE + i * TABLE_LEN
-                chance = wf[row + k] * (1.0 - f) + wf[row + k + 1] * f
-            wf[GAINS + 4 * h + i] = VALUES[wi[TARGETS + i] % 16] * chance
+
+@njit(cache=True, inline="always")
+def softmax(wf: np.ndarray, p: int, count: np.ndarray, w: np.ndarray) -> None:
+    """As ``bots._softmax``, in place: the gains in ``w[v]`` (values with ``count[v] > 0``)
+    become their unnormalised weights."""
+    temperature = wf[p + 11]
     best = -1.0
-    b0 = -1
-    b1 = -1
-    if n_times == 1 or pool == 1:
-        for i in range(pool):  # permutations in lexicographic order: the first best wins
-            if wf[GAINS + i] > best:
-                best = wf[GAINS + i]
-                b0 = i
+    for v in range(1, 6):
+        if count[v] > 0:
+            best = max(best, w[v])
+    for v in range(1, 6):
+        if count[v] > 0:
+            if temperature > 0:
+                w[v] = math.exp((w[v] - best) / temperature)
+            else:
+                w[v] = 1.0 if w[v] == best else 0.0
+
+
+@njit(cache=True, inline="always")
+def crowd(
+    wf: np.ndarray,
+    p: int,
+    s: int,
+    count: np.ndarray,
+    squares: float,
+    n: int,
+    hands: int,
+    others: int,
+) -> None:
+    """As :func:`flyswat.bots.crowd`: the rival first and second hands expected on a fly of
+    each value, into ``wf[ONE + v]`` and ``wf[TWO + v]``; ``count[v]`` of the ``n`` targets
+    have value ``v``, ``squares`` is the sum of their values squared."""
+    caution = wf[p + 10]
+    second = wf[p + 9] if hands >= 2 and n >= 2 else 0.0
+    b12 = wf[CROSS + 2 * s]
+    b21 = wf[CROSS + 2 * s + 1]
+    one = wf[ONE : ONE + 6]
+    two = wf[TWO : TWO + 6]
+    w1 = wf[W1 : W1 + 6]
+    w2 = wf[W2 : W2 + 6]
+    for v in range(1, 6):
+        one[v] = others * v * v / squares if count[v] > 0 else 0.0
+        two[v] = second * one[v]
+    for _ in range(CROWD_ROUNDS):
+        for v in range(1, 6):
+            if count[v] > 0:
+                w1[v] = v * math.exp(-caution * (one[v] / 2 + two[v] * b12))
+                w2[v] = v * math.exp(-caution * (one[v] * b21 + two[v] / 2))
+        softmax(wf, p, count, w1)
+        softmax(wf, p, count, w2)
+        total1 = 0.0
+        for v in range(1, 6):
+            if count[v] > 0:
+                total1 += count[v] * w1[v]
+        total2 = 0.0
+        for v in range(1, 6):
+            if count[v] > 0:
+                w1[v] = w1[v] / total1
+                w2[v] = w2[v] * (1.0 - w1[v])
+                total2 += count[v] * w2[v]
+        for v in range(1, 6):
+            if count[v] > 0:
+                one[v] = 0.5 * (one[v] + others * w1[v])
+                share = w2[v] / total2 if total2 > 0 else 0.0
+                two[v] = 0.5 * (two[v] + others * second * share)
+
+
+@njit(cache=True, inline="always")
+def choose(
+    wf: np.ndarray,
+    wi: np.ndarray,
+    p: int,
+    n: int,
+    n_times: int,
+    others: int,
+    hands: int,
+    state: np.uint64,
+) -> tuple[np.uint64, int]:
+    """As :func:`flyswat.bots.choose`: one fly per planned time, by softmax over the gains.
+
+    A fly's gain depends on its value only, so the gains and weights are worked out once per
+    value (at most five). Reads the ``n`` targets and the times in ``wi[OUT_MS:]``; writes
+    the flies to ``wi[OUT_CARDS:]``; returns the generator's state and how many hands to lay.
+    """
+    s = (p - PARAMS) // NP
+    count = wf[COUNT_BY_VALUE : COUNT_BY_VALUE + 6]
+    count[:] = 0.0
+    total = 0.0
+    for i in range(n):
+        v = VALUES[wi[TARGETS + i] % 16]
+        count[v] += 1.0
+        total += v * v
+    one = wf[ONE : ONE + 6]
+    two = wf[TWO : TWO + 6]
+    # The crowd depends on the level and the values of the targets only: cache it.
+    key = 0
+    for v in range(1, 6):
+        key = key * 32 + int(count[v])
+    key = key * 2 + (1 if hands >= 2 and n >= 2 else 0)
+    entry = CACHE + ENTRY * (int(wf[LEVEL + s]) * SLOTS + key % SLOTS)
+    if wf[entry] == key:
+        for v in range(1, 6):
+            one[v] = wf[entry + v]
+            two[v] = wf[entry + 5 + v]
     else:
-        for i in range(pool):
-            for j in range(pool):
-                if i != j and wf[GAINS + i] + wf[GAINS + 4 + j] > best:
-                    best = wf[GAINS + i] + wf[GAINS + 4 + j]
-                    b0 = i
-                    b1 = j
-    k = 0
-    min_gain = wf[p + 12]
-    if wf[GAINS + b0] >= min_gain:
-        wi[CHOSEN] = wi[TARGETS + b0]
-        k = 1
-        if b1 >= 0 and wf[GAINS + 4 + b1] >= min_gain:
-            wi[CHOSEN + 1] = wi[TARGETS + b1]
-            k = 2
-    return k
+        crowd(wf, p, s, count, total, n, hands, others)
+        wf[entry] = key
+        for v in range(1, 6):
+            wf[entry + v] = one[v]
+            wf[entry + 5 + v] = two[v]
+    gain = wf[GAINS : GAINS + 6]
+    caution = wf[p + 10]
+    temperature = wf[p + 11]
+    left = n  # wi[TARGETS:TARGETS + left] are the flies not yet chosen, in centre order
+    for h in range(n_times):
+        b1 = beaten(wf, p, s, wi[OUT_MS + h], 0)
+        b2 = beaten(wf, p, s, wi[OUT_MS + h], 1)
+        best = -1.0
+        best_v = 0
+        for v in range(5, 0, -1):
+            if count[v] > 0.0:
+                gain[v] = v * math.exp(-caution * (one[v] * b1 + two[v] * b2))
+                if gain[v] > best:
+                    best = gain[v]
+                    best_v = v
+        if best < wf[p + 12]:
+            return state, h
+        k = 0
+        if temperature > 0 and left > 1:
+            weight = 0.0
+            for v in range(1, 6):
+                if count[v] > 0.0:
+                    gain[v] = math.exp((gain[v] - best) / temperature)
+                    weight += count[v] * gain[v]
+            state, u = rng.uniform(state)
+            u *= weight
+            while k < left - 1 and u >= gain[VALUES[wi[TARGETS + k] % 16]]:
+                u -= gain[VALUES[wi[TARGETS + k] % 16]]
+                k += 1
+        else:
+            while VALUES[wi[TARGETS + k] % 16] != best_v:
+                k += 1
+        count[VALUES[wi[TARGETS + k] % 16]] -= 1.0
+        wi[OUT_CARDS + h] = wi[TARGETS + k]
+        for j in range(k, left - 1):
+            wi[TARGETS + j] = wi[TARGETS + j + 1]
+        left -= 1
+    return state, n_times

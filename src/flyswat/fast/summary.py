@@ -1,4 +1,4 @@
-"""A fast result condensed into the reference simulator's :class:`~flyswat.simulate.Summary`."""
+"""A fast result condensed into the table both simulators print (:mod:`flyswat.summary`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 
 from flyswat import bots
 from flyswat.fast.batch import FastResult
-from flyswat.simulate import Line, Summary
+from flyswat.summary import Line, Summary
 
 
 def _line(label: str, mask: np.ndarray, result: FastResult, wins: np.ndarray) -> Line:
