@@ -1,6 +1,6 @@
 """The balance study of ``docs/BALANCE.md``: millions of fast bot games, figures and tables.
 
-Five questions, each answered from :func:`flyswat.fast.simulate_fast` games (the fifth also
+Five questions, each answered from :func:`flyswat.sim.fast.simulate_fast` games (the fifth also
 from the vectorised environment, :class:`flyswat.env.vector.SoloVectorEnv`):
 
 1. ``positions`` — is there an advantage in the seat position (from the start player, R9),
@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from flyswat.fast import FastResult, simulate_fast, with_faster_hand
+from flyswat.sim.fast import FastResult, simulate_fast, with_faster_hand
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "balance"
 Z = 1.96  # 95 % confidence intervals
@@ -64,7 +64,7 @@ def seat0(r: FastResult) -> dict[str, Any]:
 
 def rule_rates(r: FastResult) -> dict[str, float]:
     """Per-game means of the kernel's counters."""
-    from flyswat.fast.kernel import COUNTERS
+    from flyswat.sim.fast.kernel import COUNTERS
 
     return {name: float(r.counters[:, i].mean()) for i, name in enumerate(COUNTERS)}
 

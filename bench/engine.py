@@ -1,6 +1,6 @@
 """Engine throughput: whole 4-seat games between ``normal`` bots per second, on one core.
 
-Each game is :func:`flyswat.simulate.play_game` — shuffle, deal, every reveal, every bot
+Each game is :func:`flyswat.sim.reference.play_game` — shuffle, deal, every reveal, every bot
 decision from its seat's view, every slap and round — in this one process, no parallelism.
 The figure is printed last, as ``<number> games/s``.
 
@@ -16,7 +16,7 @@ import pstats
 import time
 
 from flyswat.rules import Rules
-from flyswat.simulate import play_game
+from flyswat.sim.reference import play_game
 
 RULES = Rules(seats=4)
 LEVELS = ("normal",)
@@ -57,7 +57,7 @@ def main() -> None:
 
 def fast_figure(games: int = 100_000) -> None:
     """Print the fast simulator's figure on the same workload, for comparison (bench/fast.py)."""
-    from flyswat.fast import simulate_fast
+    from flyswat.sim.fast import simulate_fast
 
     simulate_fast(100, RULES.seats, LEVELS, 0)  # compile, or load the compiled cache
     start = time.perf_counter()

@@ -1,4 +1,4 @@
-"""Fast simulator throughput: whole bot games per second with :func:`flyswat.fast.simulate_fast`.
+"""Fast simulator throughput: whole bot games per second (:func:`flyswat.sim.fast.simulate_fast`).
 
 The same workload as ``bench/engine.py`` by default — 4 seats, ``normal`` bots — played by
 the compiled kernel. Compilation is cached and done before timing. The figure is printed
@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from flyswat.fast import simulate_fast
+from flyswat.sim.fast import simulate_fast
 
 
 def rate(games: int, seats: int, levels: list[str], jobs: int, seed: int) -> tuple[float, float]:

@@ -1,9 +1,9 @@
-"""The one round driver of the simulator and the environments (``flyswat.driver``)."""
+"""The one round driver of the simulator and the environments (``flyswat.sim.driver``)."""
 
 from __future__ import annotations
 
 from flyswat import DECK, Card, Game, Rules
-from flyswat.driver import advance, play_round, wrong_hands
+from flyswat.sim.driver import advance, play_round, wrong_hands
 
 
 def staged(reveals: list[str], seats: int = 3, window: int = 1000) -> Game:

@@ -43,7 +43,7 @@ def run_plain(code: str) -> subprocess.CompletedProcess[str]:
 def test_the_server_the_rules_and_the_cli_need_no_extra() -> None:
     done = run_plain(
         """
-        import flyswat, flyswat.server.app, flyswat.bots, flyswat.record, flyswat.simulate
+        import flyswat, flyswat.server.app, flyswat.bots, flyswat.record, flyswat.sim.reference
         from flyswat.cli import main
         try:
             main(["--help"])

@@ -13,12 +13,20 @@ import pytest
 from flyswat import bots
 from flyswat.cli import main
 from flyswat.errors import MalformedError
-from flyswat.fast import FastResult, batch, game, records, simulate_fast, summary, with_faster_hand
-from flyswat.fast.batch import places
-from flyswat.fast.policy import PARAM_FIELDS
 from flyswat.record import read_record, verify_record
 from flyswat.rules import Rules
-from flyswat.simulate import GameStats, simulate
+from flyswat.sim.fast import (
+    FastResult,
+    batch,
+    game,
+    records,
+    simulate_fast,
+    summary,
+    with_faster_hand,
+)
+from flyswat.sim.fast.batch import places
+from flyswat.sim.fast.policy import PARAM_FIELDS
+from flyswat.sim.reference import GameStats, simulate
 
 # -- by the rules ----------------------------------------------------------------------------
 
@@ -61,7 +69,7 @@ def test_fast_counters_match_the_replayed_games() -> None:
 
 
 def test_the_kernel_knows_every_parameter_of_a_bot_level() -> None:
-    # A new bots.Level field must be taught to the kernel (flyswat.fast.policy) first.
+    # A new bots.Level field must be taught to the kernel (flyswat.sim.fast.policy) first.
     fields = {f.name for f in dataclasses.fields(bots.Level)}
     reveal = {"reveal_mu_ms", "reveal_sigma_ms", "reveal_tau_ms"}  # no effect on outcomes
     assert fields - reveal == set(PARAM_FIELDS)

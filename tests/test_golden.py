@@ -17,8 +17,8 @@ import pytest
 
 from flyswat import Card, Game, Rules
 from flyswat.engine import Slap
-from flyswat.fast.replay import replay_record
 from flyswat.record import verify_record
+from flyswat.sim.fast.replay import replay_record
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 FILES = sorted(p for p in GOLDEN.glob("*.json") if not p.name.startswith("web-"))

@@ -10,7 +10,7 @@ import pytest
 from flyswat import Rules
 from flyswat.cli import main
 from flyswat.record import read_record, to_record, verify_record
-from flyswat.simulate import GameStats, game_seed, play_game, simulate, summarise
+from flyswat.sim.reference import GameStats, game_seed, play_game, simulate, summarise
 
 RULES = Rules(seats=4)
 

@@ -13,7 +13,7 @@ import sys
 #: subcommand -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("flyswat.server.app", "run the game server: play in the browser"),
-    "simulate": ("flyswat.simulate", "play many bot games and summarise them"),
+    "simulate": ("flyswat.sim.reference", "play many bot games and summarise them"),
     "verify": ("flyswat.record", "check game records against the rules"),
 }
 

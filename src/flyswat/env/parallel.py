@@ -1,7 +1,7 @@
 """Flyswat as a PettingZoo ``ParallelEnv``: every seat acts at once, one slap round a step.
 
 A thin adapter of the reference engine (:class:`flyswat.engine.Game`) over the one round
-driver (:mod:`flyswat.driver`, the simulator's too): it deals, reveals, and lays the hands the
+driver (:mod:`flyswat.sim.driver`, the simulator's too): it deals, reveals, and lays the hands the
 agents choose, in the order their reaction times give.
 
 - **Episode**: one game. ``reset(seed=...)`` deals (R5–R7) and plays the reveals that only
@@ -34,13 +34,14 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from flyswat import bots, driver
+from flyswat import bots
 from flyswat.bots import reaction_times
 from flyswat.cards import DECK, Card
 from flyswat.engine import Game, Result
 from flyswat.env import encoding
 from flyswat.errors import MalformedError
 from flyswat.rules import Rules
+from flyswat.sim import driver
 from flyswat.view import view
 
 SpeedLike = str | bots.Level

@@ -3,7 +3,7 @@
 :class:`SoloVectorEnv` ``(num_envs, ...)`` is ``gymnasium.vector.SyncVectorEnv`` over
 ``num_envs`` :class:`~flyswat.env.single.SoloEnv` — the same options, spaces, observations,
 masks, rewards, terminations and infos, with the same autoreset (``NEXT_STEP``) — but every
-game lives in the compiled kernel (:mod:`flyswat.fast.vector`), so one core steps well over
+game lives in the compiled kernel (:mod:`flyswat.sim.fast.vector`), so one core steps well over
 100,000 slap rounds a second (``bench/vector.py``).
 
 Same seeds, same games: a reset with a seed deals exactly what ``SoloEnv`` deals (the same
@@ -28,11 +28,11 @@ from flyswat import bots
 from flyswat.engine import Result
 from flyswat.env import encoding
 from flyswat.errors import MalformedError
-from flyswat.fast import kernel, policy
-from flyswat.fast import vector as fv
-from flyswat.fast.batch import seat_params
 from flyswat.rules import Rules
 from flyswat.shuffle import shuffled
+from flyswat.sim.fast import kernel, policy
+from flyswat.sim.fast import vector as fv
+from flyswat.sim.fast.batch import seat_params
 
 SpeedLike = bots.LevelLike
 

@@ -4,13 +4,13 @@ This is the second implementation of the rules that must exist (the first is
 :mod:`flyswat.engine`); it is held to the engine by the golden transcripts of
 ``tests/golden/`` (:func:`replay` plays each one's fixed deal and slaps) and by replaying
 traced bot games into records that :func:`flyswat.record.verify_record` accepts. The bot
-simulator (:func:`play_batch`) and the vectorised environment (:mod:`flyswat.fast.vector`)
+simulator (:func:`play_batch`) and the vectorised environment (:mod:`flyswat.sim.fast.vector`)
 both play through the functions here: :func:`reveal`, :func:`lay` and :func:`resolve`.
 
 A game's whole state is one ``int64`` row ``wi``: the policy's part first
-(:mod:`flyswat.fast.policy`: the random generator, the centre and its colour counts), then
+(:mod:`flyswat.sim.fast.policy`: the random generator, the centre and its colour counts), then
 the offsets below. Cards are the indices of :data:`flyswat.cards.DECK`: flies 0–95 (colour
-``i // 16``, value :data:`~flyswat.fast.policy.VALUES` ``[i % 16]``), swatters 96–111.
+``i // 16``, value :data:`~flyswat.sim.fast.policy.VALUES` ``[i % 16]``), swatters 96–111.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from flyswat.fast import policy, rng
-from flyswat.fast.policy import CENTRE, CNT, OUT_CARDS, OUT_MS, ST, VALUES, WI_SIZE, decide
+from flyswat.sim.fast import policy, rng
+from flyswat.sim.fast.policy import CENTRE, CNT, OUT_CARDS, OUT_MS, ST, VALUES, WI_SIZE, decide
 
 FLIES = 96
 CARDS = 112
@@ -238,7 +238,7 @@ def resolve(
 def bot_hands(
     wf: np.ndarray, wi: np.ndarray, s: int, seats: int, hands: int, window: int, c: np.ndarray
 ) -> None:
-    """Seat ``s``'s bot decides (:func:`flyswat.fast.policy.decide`) and lays its hands."""
+    """Seat ``s``'s bot decides (:func:`flyswat.sim.fast.policy.decide`) and lays its hands."""
     k = decide(wf, wi, s, wi[N_CENTRE], hands, seats)
     c[10] += wi[policy.LAPSED]
     c[11] += wi[policy.MISJUDGED]
@@ -276,7 +276,7 @@ def play_batch(
 ) -> None:
     """Play ``n_games`` bot games, game ``g`` started by seat ``starts[g]``, seeded by ``seed``.
 
-    ``params`` has a row per seat (:data:`~flyswat.fast.policy.PARAM_FIELDS`). Fills row
+    ``params`` has a row per seat (:data:`~flyswat.sim.fast.policy.PARAM_FIELDS`). Fills row
     ``g`` of ``points_out``, ``flies``, ``wrong`` (per seat) and ``counters``
     (:data:`COUNTERS`). With ``trace``, also ``trace_deck[g]`` (the shuffled deck, top
     first), ``trace_slaps[g]`` (rows ``(turn, seat, card, ms)`` in stacking order) and

@@ -1,9 +1,9 @@
 """``flyswat simulate --fast``: the command-line adapter of :func:`simulate_fast`.
 
-The same options as the reference simulator (:mod:`flyswat.simulate`), the same summary
+The same options as the reference simulator (:mod:`flyswat.sim.reference`), the same summary
 table; only ``--plot`` is not offered (the reference's figure draws from per-game objects).
 With ``--records``, each game's record is built by replay through the reference engine
-(:func:`flyswat.fast.records`) and written as ``<folder>/fast-<seed>-<game>.json``.
+(:func:`flyswat.sim.fast.records`) and written as ``<folder>/fast-<seed>-<game>.json``.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import sys
 from datetime import UTC, datetime
 
 from flyswat.errors import FlyswatError, MalformedError
-from flyswat.fast.batch import records, simulate_fast
-from flyswat.fast.summary import summary
+from flyswat.sim.fast.batch import records, simulate_fast
+from flyswat.sim.fast.summary import summary
 
 
 def run(args: argparse.Namespace) -> int:

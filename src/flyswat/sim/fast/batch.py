@@ -1,8 +1,8 @@
 """Millions of bot games: :func:`simulate_fast`, its arrays, their summary and records.
 
-The games are played by the compiled kernel (:mod:`flyswat.fast.kernel`) with the bots'
+The games are played by the compiled kernel (:mod:`flyswat.sim.fast.kernel`) with the bots'
 own parameters (:mod:`flyswat.bots`); the rules are those of :mod:`flyswat.engine`, checked
-by replay (:func:`records`). Randomness is the kernel's own generator (:mod:`flyswat.fast.rng`)
+by replay (:func:`records`). Randomness is the kernel's own generator (:mod:`flyswat.sim.fast.rng`)
 seeded through ``numpy.random.SeedSequence``, not the reference shuffle: a fast game is a fair
 game of the same rules, not the reference simulator's game of the same seed.
 
@@ -26,9 +26,9 @@ from flyswat import bots
 from flyswat.cards import DECK
 from flyswat.engine import Game, Slap
 from flyswat.errors import MalformedError
-from flyswat.fast import kernel, policy
 from flyswat.rules import Rules
 from flyswat.shuffle import Seed
+from flyswat.sim.fast import kernel, policy
 
 #: Games per chunk: the unit of seeding and of work for the processes.
 CHUNK = 50_000

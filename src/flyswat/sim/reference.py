@@ -8,7 +8,7 @@ condenses the stats; :func:`run` is the command-line adapter (clock, files, term
 
 How a bot game is played: on each turn the player to move reveals (bot reveal pauses do not
 change anything here). When a slap round opens, every seat's bot decides from its own view
-(:func:`flyswat.bots.decide`), and the round is played by :mod:`flyswat.driver`, the one
+(:func:`flyswat.bots.decide`), and the round is played by :mod:`flyswat.sim.driver`, the one
 driver the research environments use too: hands in the order of their reaction times, ties
 by seat, those past the slap window dropped (R21).
 """
@@ -28,14 +28,15 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import MofNCompleteColumn, Progress, TimeElapsedColumn
 
-from flyswat import bots, driver
+from flyswat import bots
 from flyswat.engine import Game
 from flyswat.errors import FlyswatError, MalformedError
 from flyswat.extras import require
 from flyswat.record import to_record, write_record
 from flyswat.rules import Rules
 from flyswat.shuffle import Seed
-from flyswat.summary import Line, Summary
+from flyswat.sim import driver
+from flyswat.sim.summary import Line, Summary
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,7 +294,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--records", type=Path, help="write one game record per game here")
     parser.add_argument("--plot", type=Path, help="write a figure of the results (PNG)")
     parser.add_argument(
-        "--fast", action="store_true", help="the compiled fast simulator (flyswat.fast)"
+        "--fast", action="store_true", help="the compiled fast simulator (flyswat.sim.fast)"
     )
 
 
@@ -305,7 +306,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if getattr(args, "fast", False):
             require("sim", "flyswat simulate --fast", "numpy", "numba")
-            from flyswat.fast.command import run as run_fast
+            from flyswat.sim.fast.command import run as run_fast
 
             return run_fast(args)
         if args.plot is not None:

@@ -1,11 +1,11 @@
 """Many games stepped at once in the compiled rules: the kernel side of
 :class:`flyswat.env.vector.SoloVectorEnv`.
 
-Each game is one row of ``wi`` (:mod:`flyswat.fast.kernel`), with one learning seat and bots
+Each game is one row of ``wi`` (:mod:`flyswat.sim.fast.kernel`), with one learning seat and bots
 at the others. A step plays the open slap round with the learner's action, as
 :class:`flyswat.env.parallel.FlyswatParallelEnv` does on the engine: the legal entries of
 the action (flies in the centre, no fly twice, at most ``hands``), their times drawn from the
-learner's reaction model, the bots' hands (:func:`flyswat.fast.policy.decide`), all laid by
+learner's reaction model, the bots' hands (:func:`flyswat.sim.fast.policy.decide`), all laid by
 time, ties by seat, within the window (R21); then it reveals up to the next round with
 something to slap (R15 rounds close by themselves) or the end (R22), and writes the
 observation and mask of :mod:`flyswat.env.encoding` — bit for bit the same numbers.
@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from flyswat.fast import kernel, policy, rng
-from flyswat.fast.kernel import (
+from flyswat.sim.fast import kernel, policy, rng
+from flyswat.sim.fast.kernel import (
     CARDS,
     COUNT,
     FLIES,
@@ -32,7 +32,7 @@ from flyswat.fast.kernel import (
     resolve,
     reveal,
 )
-from flyswat.fast.policy import CENTRE, CNT, OUT_CARDS, OUT_MS, PARAMS, ST
+from flyswat.sim.fast.policy import CENTRE, CNT, OUT_CARDS, OUT_MS, PARAMS, ST
 
 NO_HAND = 96
 ACTIONS = 97

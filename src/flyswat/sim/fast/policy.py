@@ -2,13 +2,13 @@
 
 Each function mirrors the one of :mod:`flyswat.bots` named in its docstring, step for step,
 with the same parameters (a row of :data:`PARAM_FIELDS` per seat); only the random generator
-differs (:mod:`flyswat.fast.rng`). Cards are indices of :data:`flyswat.cards.DECK`. With a
+differs (:mod:`flyswat.sim.fast.rng`). Cards are indices of :data:`flyswat.cards.DECK`. With a
 deterministic level (no lapse, no misjudging, temperature 0, every hand at its floor) the two
 plan the very same hands, which ``tests/test_vector.py`` uses.
 
 All the state a decision reads and writes lives in two scratch arrays, ``wf`` (floats) and
 ``wi`` (integers), at the offsets below, shared with the game loop of
-:mod:`flyswat.fast.kernel`. Two arrays rather than ten on purpose: numba updates an atomic
+:mod:`flyswat.sim.fast.kernel`. Two arrays rather than ten on purpose: numba updates an atomic
 reference count for each array argument of each call, and with ten that cost more than the
 decision itself (measured with ``perf``).
 """
@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from flyswat.bots import CROWD_ROUNDS
-from flyswat.fast import rng
+from flyswat.sim.fast import rng
 
 #: The value of fly ``i`` is ``VALUES[i % 16]`` (R2: 1,1, 2×4, 3×4, 4×4, 5,5).
 VALUES = np.array([1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5], dtype=np.int64)
@@ -69,8 +69,8 @@ ENTRY = 11
 WF_SIZE = CACHE + 9 * SLOTS * ENTRY
 
 #: Layout of the integer scratch array ``wi``: the policy's part (the game's follows it,
-#: :mod:`flyswat.fast.kernel`).
-ST = 0  # the random generator's state (flyswat.fast.rng)
+#: :mod:`flyswat.sim.fast.kernel`).
+ST = 0  # the random generator's state (flyswat.sim.fast.rng)
 TARGETS = 1  # wi[1:97]: the target flies, in centre order
 OUT_CARDS = 97  # wi[97:99]: the planned hands' flies ...
 OUT_MS = 99  # wi[99:101]: ... and times

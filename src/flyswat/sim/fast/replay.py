@@ -1,5 +1,5 @@
 """The kernel's replay of facts: a fixed deal and fixed slaps, played by the compiled rules
-(:func:`flyswat.fast.kernel.replay`), turn by turn — so that the golden transcripts of
+(:func:`flyswat.sim.fast.kernel.replay`), turn by turn — so that the golden transcripts of
 ``tests/golden/`` can hold the kernel to the engine.
 """
 
@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from flyswat.cards import DECK, Card
-from flyswat.fast import kernel
+from flyswat.sim.fast import kernel
 
 
 def replay_record(record: dict[str, Any]) -> list[dict[str, Any]]:

@@ -8,7 +8,7 @@ each call, and passing a state array costs two atomic reference-count updates pe
 either way, more than the kernel's own work, measured with ``perf``.)
 
 The kernel keeps the word between calls as ``int64`` in its integer scratch array
-(:data:`flyswat.fast.policy.ST`); :func:`load` and :func:`store` convert, bit for bit.
+(:data:`flyswat.sim.fast.policy.ST`); :func:`load` and :func:`store` convert, bit for bit.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
-"""A fast result condensed into the table both simulators print (:mod:`flyswat.summary`)."""
+"""A fast result condensed into the table both simulators print (:mod:`flyswat.sim.summary`)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from flyswat import bots
-from flyswat.fast.batch import FastResult
-from flyswat.summary import Line, Summary
+from flyswat.sim.fast.batch import FastResult
+from flyswat.sim.summary import Line, Summary
 
 
 def _line(label: str, mask: np.ndarray, result: FastResult, wins: np.ndarray) -> Line:

@@ -1,6 +1,7 @@
 """What many bot games came to, as one table: shared by the reference simulator
-(:func:`flyswat.simulate.summarise`) and the fast one (:func:`flyswat.fast.summary`), so that
-``flyswat simulate`` prints the same table either way and neither simulator imports the other.
+(:func:`flyswat.sim.reference.summarise`) and the fast one (:func:`flyswat.sim.fast.summary`),
+so that ``flyswat simulate`` prints the same table either way and neither simulator imports
+the other.
 """
 
 from __future__ import annotations
