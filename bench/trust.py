@@ -73,6 +73,9 @@ def stuck_socket(port: int, code: str) -> socket.socket:
         "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
         "Sec-WebSocket-Version: 13\r\n\r\n".encode()
     )
+    answer = b""
+    while b"\r\n\r\n" not in answer:  # the upgrade is answered before the first frame
+        answer += s.recv(1024)
     payload = b'{"type":"hello"}'
     mask = b"\x01\x02\x03\x04"
     masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
@@ -93,18 +96,21 @@ async def stuck(http: str, port: int, pid: int, seconds: float) -> None:
             codes.append(seated["code"])
     base = rss_bytes(pid) / 2**20
     socks = [stuck_socket(port, code) for code in codes for _ in range(15)]
-    t0, samples = time.monotonic(), []
-    while time.monotonic() - t0 < seconds:
-        await asyncio.sleep(5)
-        samples.append((time.monotonic() - t0, rss_bytes(pid) / 2**20))
+    t0, samples, connected = time.monotonic(), [], []
     async with httpx.AsyncClient(base_url=http, timeout=10) as client:
-        infos = [(await client.get(f"/api/tables/{c}")).json() for c in codes]
-    left = sum(info.get("spectators", 0) for info in infos)
+        while time.monotonic() - t0 < seconds:
+            await asyncio.sleep(1)
+            infos = [(await client.get(f"/api/tables/{c}")).json() for c in codes]
+            now = time.monotonic() - t0
+            connected.append((now, sum(i.get("spectators", 0) for i in infos)))
+            samples.append((now, rss_bytes(pid) / 2**20))
     for s in socks:
         s.close()
-    trace = ", ".join(f"{t:.0f}s {m:.0f}" for t, m in samples)
-    print(f"stuck: {len(socks)} spectators that stop reading; RSS before {base:.0f} MB, then "
-          f"{trace} MB; still connected after {seconds:.0f} s: {left}")  # fmt: skip
+    gone = next((t for t, n in connected if n == 0), None)
+    trace = ", ".join(f"{t:.0f}s {m:.0f}" for t, m in samples[4::5])
+    print(f"stuck: {len(socks)} spectators that stop reading; connected after 1 s: "
+          f"{connected[0][1]}, all dropped after {gone or float('nan'):.0f} s; RSS before "
+          f"{base:.0f} MB, then {trace} MB")  # fmt: skip
 
 
 async def reveal_latency(
