@@ -6,11 +6,14 @@ import pytest
 
 from flyswat.arbiter import (
     ALLOWANCE_CAP_MS,
+    BUDGET_GAIN_MS,
+    BUDGET_MAX_MS,
+    JITTER_MS,
+    MIN_HUMAN_MS,
+    RTT_WINDOW_MS,
+    Link,
     RoundArbiter,
-    RttLog,
-    allowance,
     effective_ms,
-    p99,
 )
 from flyswat.cards import Card
 from flyswat.errors import IllegalActionError
@@ -30,28 +33,85 @@ def arbiter(**kw: object) -> RoundArbiter:
     return RoundArbiter(**args)
 
 
-def test_p99_is_the_nearest_rank() -> None:
-    assert p99([5.0]) == 5.0
-    assert p99(range(1, 101)) == 99
-    assert p99(range(1, 201)) == 198
-    with pytest.raises(ValueError):
-        p99([])
+def link(pings: list[float], network: list[float], now: float = 0.0) -> Link:
+    """A link with these pings and network measurements, all taken at ``now``."""
+    lk = Link()
+    for rtt in pings:
+        lk.pong(rtt, now)
+    for rtt in network:
+        lk.network_rtt(rtt, now)
+    return lk
+
+
+# -- the allowance: what the network measured, never what the client makes it look like ------
+
+
+def test_a_client_that_answers_no_ping_gets_no_compensation() -> None:
+    assert link([], [60.0]).allowance(0.0) == 0.0
+
+
+def test_without_a_network_measurement_there_is_no_compensation() -> None:
+    assert link([60.0, 61.0], []).allowance(0.0) == 0.0
 
 
 @pytest.mark.parametrize(
-    ("rtts", "expected"),
-    [([], ALLOWANCE_CAP_MS), ([20.0, 30.0, 40.0], 50.0), ([20.0, 400.0], 250.0), ([240.0], 250.0)],
+    ("pings", "network", "base"),
+    [
+        ([60.0, 75.0, 62.0], [64.0], 60.0),  # the smallest ping
+        ([305.0, 306.0, 304.0], [60.0], 60.0),  # pongs 245 ms late: the network's figure
+        ([40.0, 45.0], [60.0, 70.0], 40.0),  # the smaller of the two, whichever it is
+    ],
 )
-def test_the_allowance_is_p99_plus_10_capped_at_250(rtts: list[float], expected: float) -> None:
-    assert allowance(rtts) == expected
+def test_the_allowance_is_the_smallest_measured_round_trip_plus_the_jitter_margin(
+    pings: list[float], network: list[float], base: float
+) -> None:
+    assert link(pings, network).allowance(0.0) == base + JITTER_MS
 
 
-def test_the_rtt_log_keeps_recent_samples_only() -> None:
-    log = RttLog(size=3)
-    for rtt in (500.0, 10.0, 20.0, 30.0, -1.0):
-        log.add(rtt)
-    assert list(log.samples) == [10.0, 20.0, 30.0]
-    assert log.allowance() == 40.0
+def test_the_allowance_is_capped() -> None:
+    assert link([900.0], [900.0]).allowance(0.0) == ALLOWANCE_CAP_MS
+
+
+def test_round_trips_older_than_the_window_are_forgotten() -> None:
+    lk = link([50.0], [50.0], now=0.0)
+    lk.pong(80.0, 20_000.0)
+    assert lk.allowance(20_000.0) == 50.0 + JITTER_MS
+    assert lk.allowance(RTT_WINDOW_MS + 1) == 0.0  # the network sample is gone too
+    lk.network_rtt(80.0, RTT_WINDOW_MS + 1)
+    assert lk.allowance(RTT_WINDOW_MS + 1) == 80.0 + JITTER_MS
+
+
+def test_riding_the_jitter_margin_drains_the_budget_to_its_refill() -> None:
+    lk = link([60.0], [60.0])
+    granted = []
+    for _ in range(40):
+        extra = lk.allowance(0.0) - 60.0
+        granted.append(extra)
+        lk.compensated(60.0 + extra, 0.0)  # every slap claims the very edge
+    assert granted[0] == JITTER_MS
+    assert granted[-1] == pytest.approx(BUDGET_GAIN_MS)
+    assert sum(granted) <= BUDGET_MAX_MS + 40 * BUDGET_GAIN_MS
+
+
+def test_an_honest_slap_within_the_measured_round_trip_costs_no_budget() -> None:
+    lk = link([60.0], [60.0])
+    for _ in range(40):
+        lk.compensated(58.0, 0.0)
+    assert lk.budget == BUDGET_MAX_MS
+    assert lk.allowance(0.0) == 60.0 + JITTER_MS
+
+
+@pytest.mark.parametrize(
+    ("pings", "network", "sure"),
+    [([], [], 0.0), ([70.0], [], 70.0), ([], [60.0], 60.0), ([305.0], [60.0], 60.0)],
+)
+def test_the_sure_network_time_is_the_smallest_measurement_of_any_source(
+    pings: list[float], network: list[float], sure: float
+) -> None:
+    assert link(pings, network).sure_ms(0.0) == sure
+
+
+# -- the effective time ------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -62,6 +122,7 @@ def test_the_rtt_log_keeps_recent_samples_only() -> None:
         (400, 320, 50, 320),  # claims slower than the server saw: E
         (None, 320, 50, 320),  # no measurement: E
         (100, 120, 50, 100),  # the humanly possible minimum is accepted
+        (150, 230, 0, 230),  # no allowance: what the server saw
     ],
 )
 def test_the_effective_time_is_the_claim_clamped_to_the_network(
@@ -74,6 +135,46 @@ def test_claims_under_100_ms_are_refused() -> None:
     with pytest.raises(IllegalActionError) as e:
         effective_ms(99, 500, 50)
     assert e.value.code == "too_fast"
+
+
+@pytest.mark.parametrize(
+    ("c", "elapsed", "sure"),
+    [
+        (100, 99, 0.0),  # arrived 99 ms after the reveal: whatever it claims
+        (None, 50, 0.0),  # no claim is no way round it
+        (100, 65, 60.0),  # slapped 5 ms after the reveal on a 60 ms network
+        (100, 159, 60.0),  # 99 ms after the reveal, beyond the network's 60
+    ],
+)
+def test_a_slap_that_arrived_sooner_than_a_human_could_is_refused_whatever_it_claims(
+    c: int | None, elapsed: float, sure: float
+) -> None:
+    with pytest.raises(IllegalActionError) as e:
+        effective_ms(c, elapsed, 50, sure)
+    assert e.value.code == "too_fast"
+
+
+@pytest.mark.parametrize(("c", "elapsed", "a"), [(100, 160, 75), (None, 100, 0), (100, 100, 5)])
+def test_no_effective_time_is_ever_under_the_human_floor(
+    c: int | None, elapsed: float, a: float
+) -> None:
+    assert effective_ms(c, elapsed, a) >= MIN_HUMAN_MS
+
+
+def test_the_arbiter_refuses_a_slap_faster_than_the_network_allows() -> None:
+    arb = arbiter(sure_ms={0: 60.0})
+    with pytest.raises(IllegalActionError) as e:
+        arb.claim(0, R3, 100, now=1000.0 + 65)
+    assert e.value.code == "too_fast"
+    assert arb.too_fast == {0: 1}
+    with pytest.raises(IllegalActionError):
+        arb.claim(1, R3, 100, now=1000.0 + 65)  # seat 1: no network time, but 65 ms is too fast
+    assert arb.claim(1, R3, 100, now=1000.0 + 160).ms == MIN_HUMAN_MS
+
+
+def test_a_seat_given_no_allowance_gets_none() -> None:
+    arb = arbiter(allowance_ms={})
+    assert arb.claim(0, R3, 150, now=1000.0 + 230).ms == 230
 
 
 def test_a_too_fast_claim_is_counted_and_changes_nothing() -> None:

@@ -8,7 +8,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import httpx
@@ -22,14 +22,16 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def running_server(db: str | Path, port: int | None = None) -> Iterator[tuple[str, int, int]]:
-    """Start ``flyswat serve`` on 127.0.0.1 with the SQLite file ``db``; yield
-    ``(http base, port, pid)`` once ``/health`` answers; stop it at the end.
+def running_server(
+    db: str | Path, port: int | None = None, args: Sequence[str] = ()
+) -> Iterator[tuple[str, int, int]]:
+    """Start ``flyswat serve`` on 127.0.0.1 with the SQLite file ``db`` (and more ``args``);
+    yield ``(http base, port, pid)`` once ``/health`` answers; stop it at the end.
 
     The server's output goes to ``db`` with the suffix ``.log``."""
     port = port or free_port()
     cmd = [sys.executable, "-m", "flyswat.cli", "serve", "--port", str(port)]
-    cmd += ["--db", f"sqlite:///{db}"]
+    cmd += ["--db", f"sqlite:///{db}", *args]
     log_path = Path(db).with_suffix(".log")
     log = log_path.open("ab")
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env={**os.environ})

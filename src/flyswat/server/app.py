@@ -33,6 +33,7 @@ from flyswat.bots import LEVELS
 from flyswat.errors import FlyswatError, IllegalActionError, MalformedError
 from flyswat.server import protocol as p
 from flyswat.server.connection import POLICY_VIOLATION, Connection
+from flyswat.server.netinfo import NetInfoWebSocketProtocol, rtt_reader
 from flyswat.server.play import Table
 from flyswat.server.seats import new_code
 from flyswat.server.store import Store
@@ -44,8 +45,9 @@ WEB_DIR = Path(__file__).resolve().parent.parent / "web"
 DEFAULT_DB = "sqlite:///flyswat.db"
 
 #: uvicorn's WebSocket settings: frames past 64 KiB close the socket before being read; the
-#: protocol's own 4 KiB limit answers smaller oversized messages with an error.
-UVICORN_WS: dict[str, Any] = {"ws": "websockets-sansio", "ws_max_size": 65536}
+#: protocol's own 4 KiB limit answers smaller oversized messages with an error. The protocol
+#: is uvicorn's websockets-sansio one that also hands the socket's TCP_INFO to the app.
+UVICORN_WS: dict[str, Any] = {"ws": NetInfoWebSocketProtocol, "ws_max_size": 65536}
 
 _STATUS = {"not_found": 404, "bad_token": 403, "not_host": 403}
 
@@ -58,9 +60,13 @@ class Server:
     (:meth:`forget`); the store keeps it, and :meth:`find` rebuilds it on demand.
     """
 
-    def __init__(self, db_url: str, *, bot_pace: float = 1.0) -> None:
+    def __init__(
+        self, db_url: str, *, bot_pace: float = 1.0, rtt_fronts: frozenset[str] = frozenset()
+    ) -> None:
         self.store = Store(db_url)
         self.bot_pace = bot_pace
+        #: Peer addresses whose X-Flyswat-Rtt-Us header is believed (:mod:`.netinfo`).
+        self.rtt_fronts = rtt_fronts
         self.tables: dict[str, Table] = {}
 
     def _load(self, code: str) -> Table | None:
@@ -243,7 +249,7 @@ def _dispatch(table: Table, conn: Connection, msg: BaseModel) -> None:
     if isinstance(msg, p.Pong):
         rtt = conn.pong(msg.id)
         if rtt is not None:
-            table.pong(conn.seat, rtt)
+            table.pong(conn.seat, rtt, conn.network_rtt())
         return
     seat = conn.seat
     if seat is None:
@@ -266,7 +272,7 @@ def _dispatch(table: Table, conn: Connection, msg: BaseModel) -> None:
 async def play(server: Server, ws: WebSocket) -> None:
     """Serve one WebSocket until it closes: read, check, dispatch, answer errors."""
     await ws.accept()
-    conn = Connection(ws, monotonic_ms)
+    conn = Connection(ws, monotonic_ms, rtt_reader(ws.scope, server.rtt_fronts))
     writer = asyncio.create_task(conn.writer())
     pinger: asyncio.Task[None] | None = None
     table = server.find(ws.path_params["code"])
@@ -345,14 +351,19 @@ async def _collect(freeze_every_s: float = 5.0, full_every_s: float = 120.0) -> 
 
 
 def build_app(
-    db_url: str = DEFAULT_DB, *, bot_pace: float = 1.0, own_process: bool = False
+    db_url: str = DEFAULT_DB,
+    *,
+    bot_pace: float = 1.0,
+    own_process: bool = False,
+    rtt_fronts: frozenset[str] = frozenset(),
 ) -> Starlette:
     """The whole server as an ASGI app: tables restored from ``db_url`` on start-up.
 
     ``own_process``: the app runs alone in its process (``flyswat serve``), so it may set the
     process-wide garbage collector as it needs (:func:`_collect`); not in a test process.
+    ``rtt_fronts``: peer addresses of trusted fronts whose round-trip header is believed.
     """
-    server = Server(db_url, bot_pace=bot_pace)
+    server = Server(db_url, bot_pace=bot_pace, rtt_fronts=rtt_fronts)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -383,6 +394,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--bot-pace", type=float, default=1.0, help="scale bots' pauses before revealing"
     )
+    parser.add_argument(
+        "--rtt-header-from",
+        default="",
+        metavar="ADDRS",
+        help="comma-separated addresses of trusted reverse proxies whose X-Flyswat-Rtt-Us "
+        "header (their round trip to the client, in us) is believed; off by default",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -390,7 +408,8 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
     from sqlalchemy.engine import make_url
 
-    app = build_app(args.db, bot_pace=args.bot_pace, own_process=True)
+    fronts = frozenset(a.strip() for a in args.rtt_header_from.split(",") if a.strip())
+    app = build_app(args.db, bot_pace=args.bot_pace, own_process=True, rtt_fronts=fronts)
     db = make_url(args.db).render_as_string(hide_password=True)
     print(f"flyswat: open http://{args.host}:{args.port}/  (store: {db})", flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning", **UVICORN_WS)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import secrets
 from collections import deque
 from collections.abc import Callable
 
@@ -33,14 +34,20 @@ _Item = tuple[str, Callable[[float], None] | None] | None
 class Connection:
     """A player's or spectator's socket, as the table's :class:`~.seats.Client`."""
 
-    def __init__(self, ws: WebSocket, clock: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        ws: WebSocket,
+        clock: Callable[[], float],
+        network_rtt: Callable[[], float | None] | None = None,
+    ) -> None:
         self.ws = ws
         self.clock = clock
+        #: Reads the network's round trip of this socket (:func:`.netinfo.rtt_reader`).
+        self.network_rtt = network_rtt or (lambda: None)
         self.seat: int | None = None
         self.greeted = False
         self.queue: asyncio.Queue[_Item] = asyncio.Queue()
         self.pings: dict[int, float] = {}
-        self._ping_id = 0
         self._tokens = BURST
         self._refilled = clock()
         self._errors: deque[float] = deque()
@@ -86,13 +93,15 @@ class Connection:
                 await self.ws.send_text(text)
 
     async def pinger(self) -> None:
-        """Send a ``ping`` every second; keep the last few unanswered ones."""
+        """Send a ``ping`` every second; keep the last few unanswered ones. Ids are random,
+        so that no pong can be sent before its ping arrived (a round trip cannot be made to
+        look shorter than it is)."""
         while not self.closed:
-            self._ping_id += 1
-            self.pings[self._ping_id] = self.clock()
-            for old in [i for i in self.pings if i < self._ping_id - 10]:
-                del self.pings[old]
-            self.send(Ping(id=self._ping_id))
+            ping_id = secrets.randbits(31)
+            self.pings[ping_id] = self.clock()
+            while len(self.pings) > 10:
+                del self.pings[next(iter(self.pings))]
+            self.send(Ping(id=ping_id))
             await asyncio.sleep(PING_EVERY_S)
 
     def stop(self) -> None:

@@ -159,8 +159,9 @@ class Table(TableBase):
             hands=game.rules.hands,
             window_ms=self.options.slap_window_ms,
             sent_at=dict.fromkeys(present, now),
-            allowance_ms={s.index: 0.0 if s.is_bot else s.rtt.allowance() for s in self.seats},
+            allowance_ms={s.index: 0.0 if s.is_bot else s.link.allowance(now) for s in self.seats},
             centre=len(game.centre),
+            sure_ms={s.index: s.link.sure_ms(now) for s in self.seats if not s.is_bot},
         )
         self.round_opened = now
         n = len(game.turns)
@@ -273,13 +274,15 @@ class Table(TableBase):
         game, arb = self._current_round(turn)
         card = Card.parse(card_text)
         game.check_slap(seat, card)
+        now = self.clock()
         try:
-            claim = arb.claim(seat, card, client_ms, self.clock())
+            claim = arb.claim(seat, card, client_ms, now)
         except IllegalActionError as e:
             if e.code == "too_fast":
                 self.seats[seat].too_fast += 1
                 self._table_update()
             raise
+        self.seats[seat].link.compensated(now - arb.sent_at[seat] - claim.ms, now)
         accepted = self._accepted(claim)
         for client in self.seats[seat].clients:
             client.send(accepted)

@@ -16,7 +16,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel
 
-from flyswat.arbiter import RttLog
+from flyswat.arbiter import Link
 from flyswat.errors import MalformedError
 from flyswat.server.protocol import MAX_NAME
 
@@ -47,7 +47,7 @@ class Seat:
     token_hash: str | None = None
     ready: bool = False
     clients: set[Client] = field(default_factory=set)
-    rtt: RttLog = field(default_factory=RttLog)
+    link: Link = field(default_factory=Link)
     too_fast: int = 0
 
     @property

@@ -266,10 +266,14 @@ class TableBase:
             seat.clients.discard(client)
         self._table_update()
 
-    def pong(self, seat: int | None, rtt_ms: float) -> None:
-        """A measured round-trip time of ``seat``'s connection."""
+    def pong(self, seat: int | None, rtt_ms: float, network_ms: float | None = None) -> None:
+        """A ping's round trip of ``seat``'s connection, and the network's own measurement of
+        it (``TCP_INFO`` or a trusted front: :mod:`.netinfo`) when there is one."""
         if seat is not None:
-            self.seats[seat].rtt.add(rtt_ms)
+            now = self.clock()
+            self.seats[seat].link.pong(rtt_ms, now)
+            if network_ms is not None:
+                self.seats[seat].link.network_rtt(network_ms, now)
 
     # -- lobby -----------------------------------------------------------------------------
 
