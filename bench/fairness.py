@@ -13,7 +13,8 @@
 - Trust: cheaters against an honest peer on the same network (RTT 60 ms, jitter 8 ms): one
   that never answers pings, one that answers them 245 ms late, one that slaps 5 ms after the
   reveal claiming the floor, ones truly 150, 30 and 20 ms slower claiming less, and one of
-  equal skill that rides every allowance it can get (claims 100 ms, late pongs).
+  equal skill that claims 100 ms with late pongs (F3 is the same cheat with prompt pongs,
+  the one that rides every allowance it can get).
 
 The server runs with ``--rtt-header-from 127.0.0.1``: each racer's delaying proxy is its
 network and says so as a trusted front would (``X-Flyswat-Rtt-Us``).
@@ -78,7 +79,8 @@ def trust_layouts() -> dict[str, tuple[list[Seat], float, dict[str, int]]]:
         "20 ms slower, claims 100, pongs at once": (
             two(Seat(**net, reaction=fixed(320), claim=claims(100), label="cheat"), honest300),
             0.02, {}),
-        "equal skill, rides every allowance": (
+        # F3 is the same cheat answering pings at once (and so keeping its jitter margin).
+        "equal skill, claims 100, late pongs": (
             two(Seat(**net, claim=claims(100), pong_delay_ms=LATE, label="cheat"),
                 Seat(**net, label="honest")), 0.60, {}),
     }  # fmt: skip
@@ -122,7 +124,7 @@ def f3(liar: list[TableRun], too_fast: list[TableRun]) -> tuple[float, int, int]
     shares = win_shares(liar)
     won, _, n = shares.get("cheat", (0.0, 0.0, 0))
     print("\nF3  a cheat claiming 100 ms vs an equal honest peer (RTT 60 ms, jitter 8 ms)")
-    print(f"    cheat wins {pct(won)} of {n} races (target <= 65%)")
+    print(f"    cheat wins {pct(won)} of {n} races (target <= 60%)")
     claims = sum(1 for run in too_fast for r in run.races for c in r.claimed if c < 100)
     refused = sum(run.errors.get("too_fast", 0) for run in too_fast)
     print(f"    claims under 100 ms: {claims}, refused as too_fast: {refused}")
@@ -207,12 +209,11 @@ async def experiments(
     kw = {"concurrency": concurrency, **OPTIONS}
     runs: dict[str, list[TableRun]] = {"f1": [], "f2": [], "f3": [], "fast": []}
     if "trust" in only:
-        layouts = trust_layouts()
-        done = await asyncio.gather(
-            *(play_tables(http, port, rotations(seats, tables), seed=seed + 10 + i, **kw, **more)
-              for i, (seats, _, more) in enumerate(layouts.values()))
-        )  # fmt: skip
-        runs.update({f"trust:{name}": r for name, r in zip(layouts, done, strict=True)})
+        # One cheater at a time: a busy benchmark process delays its racers' slaps unevenly.
+        for i, (name, (seats, _, more)) in enumerate(trust_layouts().items()):
+            runs[f"trust:{name}"] = await play_tables(
+                http, port, rotations(seats, tables), seed=seed + 10 + i, **kw, **more
+            )
     if "f1" in only:
         runs["f1"] = await play_tables(http, port, rotations(f1_seats, tables), seed=seed, **kw)
     if "f2" in only:

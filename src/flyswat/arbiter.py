@@ -17,7 +17,9 @@ network say, never on what the client alone makes it look like:
 - the allowance is ``A = min(measured + min(JITTER_MS, budget), 250)``: jitter above the
   measured minimum is compensated only out of a per-seat budget that drains by what each
   slap takes above ``measured`` and refills by a little per slap (lichess's lag quota), so a
-  player who keeps claiming the edge gets little more than its plain round trip;
+  player who keeps claiming the edge gets little more than its plain round trip; and only
+  for a seat whose pings confirm the network (its fastest pong within ``JITTER_MS`` of the
+  network's round trip): one that slows its pongs gets the network's figure alone;
 - the effective time is the claim ``c`` clamped to ``[E - A, E]`` (``E``: when the slap reached
   the server after the reveal was sent to that seat);
 - a claim under 100 ms is refused, and so is a slap that reached the server less than 100 ms
@@ -118,11 +120,18 @@ class Link:
     def allowance(self, now: float) -> float:
         """How much sooner than the server saw it a slap may say it was (ms): 0 without a
         ping answered and a network measurement, else ``measured + min(jitter, budget)``,
-        at most :data:`ALLOWANCE_CAP_MS`."""
-        base = self.measured(now)
-        if base is None:
+        at most :data:`ALLOWANCE_CAP_MS`.
+
+        The jitter margin is only for a seat whose pings confirm the network's figure: when
+        even its fastest pong comes back more than the margin later than the network's round
+        trip, its pongs are slowed (a doctored client, or a badly stalled one) and it gets
+        the network's figure alone."""
+        ping, network = self._min(self._pings, now), self._min(self._network, now)
+        if ping is None or network is None:
             return 0.0
-        return min(base + min(self.jitter_ms, self.budget), ALLOWANCE_CAP_MS)
+        confirmed = ping - network <= self.jitter_ms
+        margin = min(self.jitter_ms, self.budget) if confirmed else 0.0
+        return min(min(ping, network) + margin, ALLOWANCE_CAP_MS)
 
     def compensated(self, ms: float, now: float) -> None:
         """An accepted slap was granted ``ms`` of compensation (``E`` minus its effective

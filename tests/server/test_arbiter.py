@@ -58,7 +58,6 @@ def test_without_a_network_measurement_there_is_no_compensation() -> None:
     ("pings", "network", "base"),
     [
         ([60.0, 75.0, 62.0], [64.0], 60.0),  # the smallest ping
-        ([305.0, 306.0, 304.0], [60.0], 60.0),  # pongs 245 ms late: the network's figure
         ([40.0, 45.0], [60.0, 70.0], 40.0),  # the smaller of the two, whichever it is
     ],
 )
@@ -66,6 +65,17 @@ def test_the_allowance_is_the_smallest_measured_round_trip_plus_the_jitter_margi
     pings: list[float], network: list[float], base: float
 ) -> None:
     assert link(pings, network).allowance(0.0) == base + JITTER_MS
+
+
+@pytest.mark.parametrize("late", [JITTER_MS + 0.5, 245.0])
+def test_a_seat_whose_pongs_come_back_late_gets_the_networks_figure_and_no_margin(
+    late: float,
+) -> None:
+    assert link([60.0 + late, 61.0 + late], [60.0]).allowance(0.0) == 60.0
+
+
+def test_pongs_within_the_margin_of_the_network_confirm_it() -> None:
+    assert link([60.0 + JITTER_MS], [60.0]).allowance(0.0) == 60.0 + JITTER_MS
 
 
 def test_the_allowance_is_capped() -> None:
