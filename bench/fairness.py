@@ -233,12 +233,23 @@ def main() -> None:
     parser.add_argument("--plot", type=Path, default=None)
     parser.add_argument("--only", default="f1,f2,f3", help="experiments to run (F4 uses F1, F2)")
     parser.add_argument("--seed", type=int, default=1, help="seeds the racers and networks")
+    parser.add_argument(
+        "--server-src",
+        type=Path,
+        default=None,
+        help="run the server from another checkout's src/ (an older rule, to compare); it is "
+        "not told of trusted fronts",
+    )
     args = parser.parse_args()
     only = set(args.only.split(","))
     started = time.monotonic()
     with (
         tempfile.TemporaryDirectory() as tmp,
-        running_server(Path(tmp) / "f.db", args=SERVER_ARGS) as server,
+        running_server(
+            Path(tmp) / "f.db",
+            args=SERVER_ARGS if args.server_src is None else (),
+            env=None if args.server_src is None else {"PYTHONPATH": str(args.server_src)},
+        ) as server,
     ):
         http, port, _pid = server
         runs = asyncio.run(experiments(http, port, args.tables, args.concurrency, only, args.seed))

@@ -8,7 +8,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import httpx
@@ -23,10 +23,14 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def running_server(
-    db: str | Path, port: int | None = None, args: Sequence[str] = ()
+    db: str | Path,
+    port: int | None = None,
+    args: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
 ) -> Iterator[tuple[str, int, int]]:
-    """Start ``flyswat serve`` on 127.0.0.1 with the SQLite file ``db`` (and more ``args``);
-    yield ``(http base, port, pid)`` once ``/health`` answers; stop it at the end.
+    """Start ``flyswat serve`` on 127.0.0.1 with the SQLite file ``db`` (and more ``args``,
+    and ``env`` over this process's environment); yield ``(http base, port, pid)`` once
+    ``/health`` answers; stop it at the end.
 
     The server's output goes to ``db`` with the suffix ``.log``."""
     port = port or free_port()
@@ -34,7 +38,9 @@ def running_server(
     cmd += ["--db", f"sqlite:///{db}", *args]
     log_path = Path(db).with_suffix(".log")
     log = log_path.open("ab")
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env={**os.environ})
+    proc = subprocess.Popen(
+        cmd, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 30
