@@ -9,13 +9,13 @@ Threat model: the client is the adversary. It chooses its claimed reaction time,
 whether) it answers ``ping``, and when it sends its slap. It cannot make a packet cross the
 network faster than the network does, and it cannot cheaply delay what the peer's *kernel*
 measures of the TCP connection (or what a trusted front measures of its own connection to
-the client). So compensation rests on the smallest round-trip time that both a ping and the
-network say, never on what the client alone makes it look like:
+the client). So compensation rests on the smaller of the round trips the pings and the
+network show, never on what the client alone makes it look like:
 
-- ``measured = min(min of recent ping RTTs, min of recent network RTTs)``; with no ping
-  answered, or no network measurement, there is no compensation at all (allowance 0);
+- ``measured = min(median of recent ping RTTs, median of recent network RTTs)``; with no
+  ping answered, or no network measurement, there is no compensation at all (allowance 0);
 - the allowance is ``A = min(measured + min(JITTER_MS, budget), 250)``: jitter above the
-  measured minimum is compensated only out of a per-seat budget that drains by what each
+  measured round trip is compensated only out of a per-seat budget that drains by what each
   slap takes above ``measured`` and refills by a little per slap (lichess's lag quota), so a
   player who keeps claiming the edge gets little more than its plain round trip; and only
   for a seat whose pings confirm the network (its fastest pong within ``JITTER_MS`` of the
@@ -89,10 +89,18 @@ class Link:
         if rtt_ms >= 0:
             samples.append((now, rtt_ms))
 
-    def _min(self, samples: deque[tuple[float, float]], now: float) -> float | None:
+    def _fresh(self, samples: deque[tuple[float, float]], now: float) -> list[float]:
         while samples and samples[0][0] < now - self.window_ms:
             samples.popleft()
-        return min((rtt for _, rtt in samples), default=None)
+        return sorted(rtt for _, rtt in samples)
+
+    def _min(self, samples: deque[tuple[float, float]], now: float) -> float | None:
+        fresh = self._fresh(samples, now)
+        return fresh[0] if fresh else None
+
+    def _median(self, samples: deque[tuple[float, float]], now: float) -> float | None:
+        fresh = self._fresh(samples, now)
+        return fresh[(len(fresh) - 1) // 2] if fresh else None
 
     def pong(self, rtt_ms: float, now: float) -> None:
         """A ping's round trip (ms) measured at ``now``; negative values are ignored."""
@@ -103,9 +111,11 @@ class Link:
         self._keep(self._network, rtt_ms, now)
 
     def measured(self, now: float) -> float | None:
-        """The smallest recent round trip that both the pings and the network allow:
-        ``min(ping minimum, network minimum)``; None unless both have recent samples."""
-        ping, network = self._min(self._pings, now), self._min(self._network, now)
+        """The seat's typical round trip, as both the pings and the network allow it:
+        ``min(median of recent pings, median of recent network figures)`` (the lower
+        median); None unless both have recent samples. A client that delays its pongs can
+        only raise the first, so the network's figure bounds it."""
+        ping, network = self._median(self._pings, now), self._median(self._network, now)
         if ping is None or network is None:
             return None
         return min(ping, network)
@@ -126,12 +136,13 @@ class Link:
         even its fastest pong comes back more than the margin later than the network's round
         trip, its pongs are slowed (a doctored client, or a badly stalled one) and it gets
         the network's figure alone."""
-        ping, network = self._min(self._pings, now), self._min(self._network, now)
-        if ping is None or network is None:
+        base = self.measured(now)
+        fastest, network = self._min(self._pings, now), self._median(self._network, now)
+        if base is None or fastest is None or network is None:
             return 0.0
-        confirmed = ping - network <= self.jitter_ms
+        confirmed = fastest - network <= self.jitter_ms
         margin = min(self.jitter_ms, self.budget) if confirmed else 0.0
-        return min(min(ping, network) + margin, ALLOWANCE_CAP_MS)
+        return min(base + margin, ALLOWANCE_CAP_MS)
 
     def compensated(self, ms: float, now: float) -> None:
         """An accepted slap was granted ``ms`` of compensation (``E`` minus its effective

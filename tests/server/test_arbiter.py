@@ -57,11 +57,13 @@ def test_without_a_network_measurement_there_is_no_compensation() -> None:
 @pytest.mark.parametrize(
     ("pings", "network", "base"),
     [
-        ([60.0, 75.0, 62.0], [64.0], 60.0),  # the smallest ping
+        ([60.0, 75.0, 62.0], [64.0], 62.0),  # the pings' median
+        ([60.0, 75.0, 62.0, 90.0], [64.0], 62.0),  # the lower median
+        ([60.0, 70.0, 80.0], [64.0, 66.0, 61.0], 64.0),  # the network's, when it is smaller
         ([40.0, 45.0], [60.0, 70.0], 40.0),  # the smaller of the two, whichever it is
     ],
 )
-def test_the_allowance_is_the_smallest_measured_round_trip_plus_the_jitter_margin(
+def test_the_allowance_is_the_smaller_median_round_trip_plus_the_jitter_margin(
     pings: list[float], network: list[float], base: float
 ) -> None:
     assert link(pings, network).allowance(0.0) == base + JITTER_MS
