@@ -15,7 +15,12 @@ from harness.server import running_server
 def test_racers_on_delayed_links_play_whole_games_that_verify(tmp_path: Path) -> None:
     seats = [Seat(20, 2, label="near"), Seat(160, 2, label="far")]
     cheat = [Seat(40, 2, claim=lambda ms: 60, label="too fast"), Seat(40, 2, label="honest")]
-    with running_server(tmp_path / "f.db") as (http, port, _pid):
+    # The racers' proxies are their networks and say so as a trusted front would.
+    with running_server(tmp_path / "f.db", args=["--rtt-header-from", "127.0.0.1"]) as (
+        http,
+        port,
+        _pid,
+    ):
 
         async def both() -> tuple[list, list]:
             options = {"remove": 85, "slap_window_ms": 2000, "turn_timeout_ms": 3000}

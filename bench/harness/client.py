@@ -4,8 +4,9 @@ A :class:`Racer` plays like a person who knows the rules: it reveals on its turn
 slap round lays one hand on the most valuable allowed fly it sees (every racer judges the same
 centre the same way, so all of a table's racers race for the same fly), after a reaction time
 drawn from its own model, then says done. It claims that reaction time, or — a cheat — a
-smaller one. It notes what it needs to score the race afterwards, on the benchmark process's
-single monotonic clock (``loop.time()``).
+smaller one, and it may answer pings late or never (cheats on its network allowance). It
+notes what it needs to score the race afterwards, on the benchmark process's single monotonic
+clock (``loop.time()``).
 """
 
 from __future__ import annotations
@@ -54,12 +55,15 @@ class Racer:
     """One scripted player. ``reaction`` draws a reaction time in ms from an rng.
 
     ``claim`` turns the true reaction time into the claimed one (honest: the identity).
+    ``pong_delay_ms``: how long it waits before answering a ``ping`` (honest: 0); None never
+    answers.
     """
 
     name: str
     reaction: Callable[[random.Random], float]
     seed: int = 0
     claim: Callable[[float], float] = lambda ms: ms
+    pong_delay_ms: float | None = 0.0
     seat: int | None = None
     races: dict[int, Race] = field(default_factory=dict)
     errors: Counter[str] = field(default_factory=Counter)
@@ -86,7 +90,12 @@ class Racer:
                 msg = json.loads(raw)
                 kind = msg["type"]
                 if kind == "ping":
-                    await ws.send(json.dumps({"type": "pong", "id": msg["id"]}))
+                    if self.pong_delay_ms == 0:
+                        await ws.send(json.dumps({"type": "pong", "id": msg["id"]}))
+                    elif self.pong_delay_ms is not None:
+                        late = asyncio.create_task(self._late_pong(ws, msg["id"]))
+                        tasks.add(late)
+                        late.add_done_callback(tasks.discard)
                     continue
                 if kind == "welcome":
                     self.seat = msg["seat"]
@@ -118,6 +127,11 @@ class Racer:
         finally:
             for task in tasks:
                 task.cancel()
+
+    async def _late_pong(self, ws: ClientConnection, ping_id: int) -> None:
+        await asyncio.sleep((self.pong_delay_ms or 0) / 1000)
+        with contextlib.suppress(Exception):
+            await ws.send(json.dumps({"type": "pong", "id": ping_id}))
 
     async def _slap(self, ws: ClientConnection, msg: dict[str, Any], shown_at: float) -> None:
         card = target(msg["view"]["centre"])

@@ -32,15 +32,22 @@ def ex_gauss(mu: float, sigma: float, tau: float) -> Callable[[random.Random], f
 EQUAL = ex_gauss(380, 40, 90)
 
 
+def fixed(ms: float) -> Callable[[random.Random], float]:
+    """A reaction time that is always ``ms`` (a scripted cheater, or its honest opponent)."""
+    return lambda rng: ms
+
+
 @dataclass
 class Seat:
-    """One racer's set-up: its network and its claims."""
+    """One racer's set-up: its network, its claims and how it answers pings (``pong_delay_ms``:
+    0 at once, None never)."""
 
     rtt_ms: float
     jitter_ms: float = 0.0
     reaction: Callable[[random.Random], float] = EQUAL
     claim: Callable[[float], float] = lambda ms: ms
     label: str = ""
+    pong_delay_ms: float | None = 0.0
 
 
 @dataclass
@@ -72,16 +79,24 @@ class TableRun:
 async def play_table(
     http: str, port: int, seats: list[Seat], *, seed: int, warmup_s: float = 2.5, **options: Any
 ) -> TableRun:
-    """One full game between racers set up as ``seats``; the races it held."""
+    """One full game between racers set up as ``seats``; the races it held.
+
+    Each racer's proxy is its network, and tells the server so as a trusted front would
+    (``X-Flyswat-Rtt-Us``: the server must be started with ``--rtt-header-from 127.0.0.1``).
+    """
     names = [f"R{i}" for i in range(len(seats))]
     code, seated = await open_table(http, names, **options)
     proxies = [
-        DelayProxy("127.0.0.1", port, s.rtt_ms / 2, s.jitter_ms / 2, seed=seed * 31 + i)
+        DelayProxy(
+            "127.0.0.1", port, s.rtt_ms / 2, s.jitter_ms / 2, seed=seed * 31 + i, rtt_header=True
+        )
         for i, s in enumerate(seats)
     ]
     racers = [
-        Racer(names[i], s.reaction, seed=seed * 101 + i, claim=s.claim) for i, s in enumerate(seats)
-    ]
+        Racer(names[i], s.reaction, seed=seed * 101 + i, claim=s.claim,
+              pong_delay_ms=s.pong_delay_ms)
+        for i, s in enumerate(seats)
+    ]  # fmt: skip
     for p in proxies:
         await p.__aenter__()
     try:

@@ -4,6 +4,11 @@ Linux netem is not available on these machines, so latency is injected in proces
 read from one side is written to the other ``delay`` seconds later, plus a jitter drawn per
 chunk, never reordering (TCP delivers in order, so a chunk is never sent before the previous
 one). The round-trip time a client sees is about ``2 * one_way_ms``.
+
+Since the proxy *is* the network here, it can also play a trusted front honestly: with
+``rtt_header`` it sets ``X-Flyswat-Rtt-Us`` on the HTTP request that opens each connection to
+the round trip it imposes (``2 * one_way_ms``, as a reverse proxy passes its smoothed TCP
+round trip), replacing any such header the client sent.
 """
 
 from __future__ import annotations
@@ -13,13 +18,16 @@ import contextlib
 import random
 from dataclasses import dataclass, field
 
+RTT_HEADER = b"x-flyswat-rtt-us"
+
 
 @dataclass
 class DelayProxy:
     """Listen on ``127.0.0.1:listen_port`` (0 = any free port) and forward to ``target``.
 
     ``one_way_ms`` is added in each direction, with a jitter uniform in ``±jitter_ms``.
-    Use as ``async with DelayProxy(...) as proxy: ... proxy.port``.
+    ``rtt_header``: set ``X-Flyswat-Rtt-Us`` on each connection's first request (a trusted
+    front). Use as ``async with DelayProxy(...) as proxy: ... proxy.port``.
     """
 
     target_host: str
@@ -28,6 +36,7 @@ class DelayProxy:
     jitter_ms: float = 0.0
     seed: int = 0
     listen_port: int = 0
+    rtt_header: bool = False
     port: int = field(init=False, default=0)
     _server: asyncio.Server | None = field(init=False, default=None)
     _tasks: set[asyncio.Task[None]] = field(init=False, default_factory=set)
@@ -57,12 +66,32 @@ class DelayProxy:
         except OSError:
             writer.close()
             return
-        for src, dst in ((reader, up_writer), (up_reader, writer)):
-            task = asyncio.create_task(self._pump(src, dst))
+        head = b""
+        if self.rtt_header:
+            try:
+                head = self._with_header(await reader.readuntil(b"\r\n\r\n"))
+            except asyncio.IncompleteReadError as e:
+                head = e.partial
+            except asyncio.LimitOverrunError:
+                pass  # a head too long to be a request: passed on untouched
+        for src, dst, first in ((reader, up_writer, head), (up_reader, writer, b"")):
+            task = asyncio.create_task(self._pump(src, dst, first))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
-    async def _pump(self, src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+    def _with_header(self, head: bytes) -> bytes:
+        """``head`` (a request line and headers) with our round-trip header in place of any
+        the client sent."""
+        if not head.endswith(b"\r\n\r\n"):
+            return head
+        lines = head[:-4].split(b"\r\n")
+        kept = [h for h in lines[1:] if h.split(b":", 1)[0].strip().lower() != RTT_HEADER]
+        rtt_us = b"%d" % round(2 * self.one_way_ms * 1000)
+        return b"\r\n".join([lines[0], *kept, RTT_HEADER + b": " + rtt_us]) + b"\r\n\r\n"
+
+    async def _pump(
+        self, src: asyncio.StreamReader, dst: asyncio.StreamWriter, first: bytes = b""
+    ) -> None:
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue()
 
@@ -80,6 +109,9 @@ class DelayProxy:
 
         sender = asyncio.create_task(deliver())
         last_due = 0.0
+        if first:
+            last_due = loop.time() + self._delay()
+            queue.put_nowait((last_due, first))
         try:
             while True:
                 chunk = await src.read(65536)

@@ -8,7 +8,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import httpx
@@ -29,12 +29,14 @@ def running_server(
     args: Sequence[str] = (),
     preexec_fn: Callable[[], object] | None = None,
     limit_loopback: bool = False,
+    env: Mapping[str, str] | None = None,
 ) -> Iterator[tuple[str, int, int]]:
     """Start ``flyswat serve`` on 127.0.0.1 with the SQLite file ``db``; yield
     ``(http base, port, pid)`` once ``/health`` answers; stop it at the end.
 
-    ``args``: more options for ``flyswat serve`` (its limits, say); ``preexec_fn`` runs in
-    the child before the server starts (to lower its descriptor limit, say). Every client of
+    ``args``: more options for ``flyswat serve`` (its limits, say); ``env``: more of the
+    environment; ``preexec_fn`` runs in the child before the server starts (to lower its
+    descriptor limit, say). Every client of
     a benchmark comes from 127.0.0.1, so that address is exempt from the per-address limits
     (``--exempt``) unless ``limit_loopback``. The server's output goes to ``db`` with the
     suffix ``.log``."""
@@ -46,7 +48,11 @@ def running_server(
     log_path = Path(db).with_suffix(".log")
     log = log_path.open("ab")
     proc = subprocess.Popen(
-        cmd, stdout=log, stderr=subprocess.STDOUT, env={**os.environ}, preexec_fn=preexec_fn
+        cmd,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, **(env or {})},
+        preexec_fn=preexec_fn,
     )
     base = f"http://127.0.0.1:{port}"
     try:

@@ -142,6 +142,7 @@ async def test_slap_refusals_in_a_round_change_nothing(
     assert await error_of(ana, type="slap", card=a, ms=300, seat=1) == "not_your_seat"
     assert await error_of(ana, type="slap", card=a, ms=300, turn=turn - 1) == "stale_round"
     assert await error_of(ana, type="reveal") == "round_open"
+    await asyncio.sleep(0.1)  # no human slaps within 100 ms of the reveal, nor may a test
     await ana.send(type="slap", card=a, ms=300, turn=turn)
     assert (await ana.expect("accepted"))["card"] == a
     assert await error_of(ana, type="slap", card=a, ms=320) == "same_card"

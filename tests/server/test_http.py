@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -181,6 +182,7 @@ def test_a_player_back_in_the_middle_of_a_round_is_told_its_hands_again(
                 v = msg.get("view")
                 if msg["type"] == "reveal" and msg["round"] and v["round"] and v["centre"]:
                     card = v["centre"][0]
+                    time.sleep(0.12)  # no human slaps within 100 ms of the reveal, nor may a test
                     ws.send_json({"type": "slap", "card": card, "ms": 300, "turn": msg["turn"]})
                     break
                 if v and v["round"] is None and not v["over"] and msg["type"] in MOVES:

@@ -72,8 +72,9 @@ class Harness:
         self.now = until
 
     def rtt(self, conn: int, ms: float, times: int = 20) -> None:
+        """``times`` pongs of ``ms``, each with the network's own measurement agreeing."""
         for _ in range(times):
-            self.do(Rtt(conn, ms))
+            self.do(Rtt(conn, ms, ms))
 
     def gone(self, conn: int) -> Outcome:
         return self.do(Gone(conn))

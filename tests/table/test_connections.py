@@ -105,5 +105,6 @@ def test_a_seat_taken_over_mid_round_is_still_waited_for() -> None:
     h.say(10 + carla, type="hello", token=h.tokens[2])  # Carla's new tab takes the seat over
     assert h.closed[carla].code == CLOSE_REPLACED
     assert h.game.round is not None  # the round still waits for Carla
+    h.now += 400
     h.say(10 + carla, type="slap", card=card.text, ms=400)
     assert h.last(10 + carla, "accepted")["card"] == card.text

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from flyswat.arbiter import JITTER_MS
 from flyswat.bots import PlannedSlap
 from flyswat.table import core
 from flyswat.table import events as ev
@@ -17,15 +18,15 @@ from .harness import Harness
 def test_the_faster_reaction_is_underneath_even_when_it_arrives_later() -> None:
     h = Harness()
     ana, bruno, carla = h.started()
-    h.rtt(ana, 1.0)  # Ana: a fast link, allowance 11 ms
-    h.rtt(bruno, 100.0)  # Bruno: a slow one, allowance 110 ms
+    h.rtt(ana, 1.0)  # Ana: a fast link, allowance 1 ms + JITTER_MS
+    h.rtt(bruno, 100.0)  # Bruno: a slow one, allowance 100 ms + JITTER_MS
     h.open_round()
     card, sent = h.allowed_card(), h.now
     h.now = sent + 400
     h.say(ana, type="slap", card=card.text, ms=400)  # E = 400: Ana's 400 stands
     h.now = sent + 450
-    h.say(bruno, type="slap", card=card.text, ms=330)  # E = 450, A = 110: 340 at best
-    assert h.last(bruno, "accepted")["ms"] == 340
+    h.say(bruno, type="slap", card=card.text, ms=330)  # E = 450, A = 100 + JITTER_MS
+    assert h.last(bruno, "accepted")["ms"] == round(450 - 100 - JITTER_MS)
     h.say(ana, type="done")
     h.say(bruno, type="done")
     assert h.game.round is not None  # Carla could still slap underneath
@@ -46,8 +47,8 @@ def test_a_claim_beyond_the_allowance_loses_to_the_earlier_arrival() -> None:
     h.now = sent + 400
     h.say(ana, type="slap", card=card.text, ms=400)
     h.now = sent + 450
-    h.say(bruno, type="slap", card=card.text, ms=200)  # the network explains 11 ms only
-    assert h.last(bruno, "accepted")["ms"] == 439
+    h.say(bruno, type="slap", card=card.text, ms=200)  # the network explains 1 ms + jitter
+    assert h.last(bruno, "accepted")["ms"] == round(450 - 1 - JITTER_MS)
     for conn in (ana, bruno, carla):
         h.say(conn, type="done")
     assert h.last(bruno, "round")["view"]["last_round"]["won"][0] == {"seat": 0, "card": card.text}
@@ -57,7 +58,7 @@ def test_r21_the_round_closes_once_no_missing_slap_can_count() -> None:
     h = Harness(slap_window_ms=600)
     conns = h.started()
     for conn in conns:
-        h.rtt(conn, 40.0)  # allowance 50 ms each
+        h.rtt(conn, 50.0 - JITTER_MS)  # allowance 50 ms each
     h.open_round()
     game, sent = h.game, h.now
     h.say(conns[0], type="done")
@@ -160,6 +161,7 @@ def test_r16_the_view_shows_the_hands_laid_during_a_round_and_only_ones_own_card
     h = Harness()
     ana, bruno, _carla = h.started()
     centre = h.open_round(least=2)
+    h.now += 300  # a human's reaction time
     h.say(ana, type="slap", card=centre[0].text, ms=300)
     h.say(bruno, type="slap", card=centre[1].text, ms=300)
     mine = h.last(ana, "hands")["view"]["round"]
@@ -185,6 +187,7 @@ def test_an_accepted_slap_is_stored_in_the_same_step_it_is_told() -> None:
     h = Harness()
     ana, *_ = h.started()
     card = h.open_round()[0]
+    h.now += 300
     out = h.say(ana, type="slap", card=card.text, ms=300)
     assert [type(e) for e in out.events] == [ev.Slapped]
     assert next(s.message.type for s in out.sends if s.conn == ana) == "accepted"
@@ -194,6 +197,7 @@ def test_a_restored_table_is_the_table_that_stored_its_events() -> None:
     h = Harness()
     ana, bruno, _carla = h.started()
     centre = h.open_round(least=2)
+    h.now += 300
     h.say(ana, type="slap", card=centre[0].text, ms=300)
     h.say(bruno, type="done")
     back, out = Table.restore("TESTAB", h.stored, Sources.fixed(), h.now)
@@ -245,3 +249,15 @@ def test_a_lobby_with_someone_connected_does_not_expire() -> None:
     h.say(1, type="hello", token=h.tokens[0])
     h.at(h.now + 2 * core.LOBBY_TTL_MS)
     assert h.table.state == "lobby"
+
+
+def test_a_too_fast_claim_is_counted_and_changes_nothing_else() -> None:
+    h = Harness()
+    ana, bruno, _ = h.started()
+    card = h.open_round()[0]
+    h.now += 400
+    out = h.say(ana, type="slap", card=card.text, ms=50)
+    assert h.last(ana, "error")["code"] == "too_fast"
+    assert [type(e) for e in out.events] == [ev.TooFast]  # stored: it counts against Ana
+    assert h.game.round is not None and h.game.round.slaps == []
+    assert h.last(bruno, "table")["table"]["players"][0]["too_fast"] == 1

@@ -37,6 +37,7 @@ from flyswat.errors import FlyswatError, IllegalActionError, MalformedError
 from flyswat.server.connection import CLOSE_EXPIRED, CLOSE_NOT_FOUND, Link
 from flyswat.server.limits import AddressBuckets, Limits, request_buckets, table_buckets
 from flyswat.server.limits import add_arguments as add_limit_arguments
+from flyswat.server.netinfo import rtt_reader
 from flyswat.server.runner import Runner, monotonic_ms
 from flyswat.server.store import Store
 from flyswat.server.transport import RequestRateLimit, client_address, read_body, serve
@@ -92,7 +93,9 @@ def _page(runner: Runner, request: Request) -> p.TableList:
                        next=page[-1].code if more and page else None)  # fmt: skip
 
 
-def _routes(runner: Runner, tables: AddressBuckets, limits: Limits) -> list[Route | WebSocketRoute]:
+def _routes(
+    runner: Runner, tables: AddressBuckets, limits: Limits, rtt_fronts: frozenset[str]
+) -> list[Route | WebSocketRoute]:
     async def health(_: Request) -> JSONResponse:
         return JSONResponse({"ok": True, "tables": len(runner.tables)})
 
@@ -151,7 +154,7 @@ def _routes(runner: Runner, tables: AddressBuckets, limits: Limits) -> list[Rout
         return _error(IllegalActionError("the game is not over yet", "not_over"))
 
     async def ws(websocket: WebSocket) -> None:
-        await play(runner, websocket, limits)
+        await play(runner, websocket, limits, rtt_fronts)
 
     return [
         Route("/health", health),
@@ -178,7 +181,9 @@ def _parse(conn: int, event: MutableMapping[str, Any]) -> Message:
         return Message(conn, error=e)
 
 
-async def play(runner: Runner, ws: WebSocket, limits: Limits) -> None:
+async def play(
+    runner: Runner, ws: WebSocket, limits: Limits, rtt_fronts: frozenset[str] = frozenset()
+) -> None:
     """Serve one WebSocket until it closes: read, parse, hand to the table."""
     await ws.accept()
     code = ws.path_params["code"]
@@ -190,7 +195,10 @@ async def play(runner: Runner, ws: WebSocket, limits: Limits) -> None:
         await ws.send_text(gone.model_dump_json())
         await ws.close(CLOSE_NOT_FOUND if table is None else CLOSE_EXPIRED)
         return
-    link = runner.link(table, lambda conn, on_sent: Link(conn, ws, monotonic_ms, on_sent, limits))
+    network = rtt_reader(ws.scope, rtt_fronts)
+    link = runner.link(
+        table, lambda conn, on_sent: Link(conn, ws, monotonic_ms, on_sent, limits, network)
+    )
     timers = [asyncio.create_task(link.hello_deadline())]
     reading = asyncio.create_task(_read(runner, table, link, timers))
     writing = asyncio.create_task(link.writer())
@@ -222,7 +230,7 @@ async def _read(runner: Runner, table: Table, link: Link, timers: list[asyncio.T
             if link.bucket.take(monotonic_ms()):
                 rtt = link.pong(message.message.id)
                 if rtt is not None:
-                    runner.run(table, Rtt(link.id, rtt))
+                    runner.run(table, Rtt(link.id, rtt, link.network_rtt()))
                 continue
             slow = IllegalActionError("too many messages: slow down", "rate_limited")
             message = Message(link.id, error=slow)
@@ -276,6 +284,7 @@ def build_app(
     bot_pace: float = 1.0,
     own_process: bool = False,
     limits: Limits | None = None,
+    rtt_fronts: frozenset[str] = frozenset(),
 ) -> Starlette:
     """The whole server as an ASGI app: tables restored from ``db_url`` on start-up.
 
@@ -283,6 +292,8 @@ def build_app(
     process-wide garbage collector as it needs (:func:`_collect`); not in a test process.
     ``limits``: what one client may take (:class:`~flyswat.server.limits.Limits`; the
     transport's own limits are applied by the uvicorn protocols, :func:`uvicorn_config`).
+    ``rtt_fronts``: peer addresses of trusted fronts whose round-trip header is believed
+    (:mod:`flyswat.server.netinfo`).
     """
     limits = limits or Limits()
     runner = Runner(Store(db_url), bot_pace=bot_pace, limits=limits)
@@ -300,7 +311,7 @@ def build_app(
                 task.cancel()
             runner.close()
 
-    routes: list[Any] = list(_routes(runner, table_buckets(limits), limits))
+    routes: list[Any] = list(_routes(runner, table_buckets(limits), limits, rtt_fronts))
     if WEB_DIR.is_dir():
         routes.append(Mount("/", StaticFiles(directory=WEB_DIR, html=True), name="web"))
     middleware = [Middleware(RequestRateLimit, buckets=request_buckets(limits))]
@@ -317,6 +328,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--bot-pace", type=float, default=1.0, help="scale bots' pauses before revealing"
     )
+    parser.add_argument(
+        "--rtt-header-from",
+        default="",
+        metavar="ADDRS",
+        help="comma-separated addresses of trusted reverse proxies whose X-Flyswat-Rtt-Us "
+        "header (their round trip to the client, in us) is believed; off by default",
+    )
     add_limit_arguments(parser)  # one option per limit (docs/PROTOCOL.md, Limits)
 
 
@@ -325,7 +343,9 @@ def run(args: argparse.Namespace) -> int:
     from sqlalchemy.engine import make_url
 
     limits = Limits.from_args(args)
-    app = build_app(args.db, bot_pace=args.bot_pace, own_process=True, limits=limits)
+    fronts = frozenset(a.strip() for a in args.rtt_header_from.split(",") if a.strip())
+    app = build_app(args.db, bot_pace=args.bot_pace, own_process=True, limits=limits,
+                    rtt_fronts=fronts)  # fmt: skip
     db = make_url(args.db).render_as_string(hide_password=True)
     print(f"flyswat: open http://{args.host}:{args.port}/  (store: {db})", flush=True)
     serve(app, args.host, args.port, limits)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import secrets
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -45,9 +46,12 @@ class Link:
         clock: Callable[[], float],
         on_sent: Callable[[int], None],
         limits: Limits,
+        network_rtt: Callable[[], float | None] | None = None,
     ) -> None:
         self.id = id
         self.limits = limits
+        #: Reads the network's round trip of this socket (:func:`.netinfo.rtt_reader`).
+        self.network_rtt = network_rtt or (lambda: None)
         self.ws = ws
         self.clock = clock
         self.on_sent = on_sent
@@ -56,7 +60,6 @@ class Link:
         self.wake = asyncio.Event()
         self.stalled = asyncio.Event()  # fell too far behind: nothing more can reach it
         self.pings: dict[int, float] = {}
-        self._ping_id = 0
         self.bucket = Bucket()  # pongs are rate-limited here, everything else by the table
         self.greeted = False
         self.closing: tuple[int, str] | None = None
@@ -111,12 +114,14 @@ class Link:
 
     def pong(self, ping_id: int) -> float | None:
         """The round-trip time (ms) of ping ``ping_id``; None for an unknown id. Answering
-        a ping forgives the ones before it."""
-        sent = self.pings.pop(ping_id, None)
+        a ping forgives the ones sent before it."""
+        sent = self.pings.get(ping_id)
         if sent is None:
             return None
-        for older in [i for i in self.pings if i < ping_id]:
+        for older in list(self.pings):  # in the order they were sent
             del self.pings[older]
+            if older == ping_id:
+                break
         return self.clock() - sent
 
     async def pinger(self) -> None:
@@ -125,9 +130,11 @@ class Link:
             if len(self.pings) >= self.limits.max_missed_pings:
                 self.drop(CLOSE_TIMEOUT, "no_pong", "pings went unanswered")
                 return
-            self._ping_id += 1
-            self.pings[self._ping_id] = self.clock()
-            self.send_text(Ping(id=self._ping_id).model_dump_json())
+            # Random ids: no pong can be sent before its ping arrived, so a round trip can be
+            # made to look longer than it is, never shorter (docs/PROTOCOL.md).
+            ping_id = secrets.randbits(31)
+            self.pings[ping_id] = self.clock()
+            self.send_text(Ping(id=ping_id).model_dump_json())
             await asyncio.sleep(PING_EVERY_S)
 
     async def hello_deadline(self) -> None:

@@ -212,10 +212,14 @@ class Table:
                 self._message(command, now)
             case Gone(conn=conn_id):
                 sessions.gone(self, conn_id, now)
-            case Rtt(conn=conn_id, ms=ms):
+            case Rtt(conn=conn_id, ms=ms, network_ms=network_ms):
                 conn = self.conns.get(conn_id)
-                if conn is not None and conn.seat is not None and ms is not None:
-                    self.seats[conn.seat].rtt.add(ms)
+                if conn is not None and conn.seat is not None:
+                    link = self.seats[conn.seat].link
+                    if ms is not None:
+                        link.pong(ms, now)
+                    if network_ms is not None:
+                        link.network_rtt(network_ms, now)
             case Sent(conn=conn_id, turn=turn):
                 conn = self.conns.get(conn_id)
                 game = self.game

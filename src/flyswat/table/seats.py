@@ -9,7 +9,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Literal
 
-from flyswat.arbiter import RttLog
+from flyswat.arbiter import Link
 from flyswat.errors import MalformedError
 from flyswat.protocol import MAX_NAME
 
@@ -74,7 +74,7 @@ class Seat:
     token_hash: str | None = None
     ready: bool = False
     conn: int | None = None
-    rtt: RttLog = field(default_factory=RttLog)
+    link: Link = field(default_factory=Link)  # what the server knows of its network
     bucket: Bucket = field(default_factory=Bucket)
     too_fast: int = 0
 

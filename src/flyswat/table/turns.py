@@ -96,7 +96,8 @@ def open_round(t: Table, now: float, *, everyone: bool = False, announce: bool =
               and not game.seat_complete(s.index)]  # fmt: skip
     t.clock = RoundClock(
         rules=t.rules, opened_at=now, waited=waited,
-        allowance_ms={s.index: 0.0 if s.is_bot else s.rtt.allowance() for s in t.seats},
+        allowance_ms={s.index: s.link.allowance(now) for s in t.seats if not s.is_bot},
+        sure_ms={s.index: s.link.sure_ms(now) for s in t.seats if not s.is_bot},
     )  # fmt: skip
     r, n = game.round, len(game.turns)
     t.broadcast(lambda v: p.Revealed(
@@ -170,6 +171,7 @@ def slap(
             t.table_update()
         raise
     t.emit(ev.Slapped(turn=n, seat=seat, card=card.text, ms=round(ms, 3)))
+    t.seats[seat].link.compensated(clock.elapsed(seat, now) - ms, now)
     conn = t.seats[seat].conn
     if conn is not None:
         t.send(conn, p.Accepted(turn=n, card=card.text, ms=round(ms)))
