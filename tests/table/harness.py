@@ -8,6 +8,7 @@ from typing import Any
 
 from flyswat import protocol as p
 from flyswat.cards import Card
+from flyswat.errors import FlyswatError
 from flyswat.engine import Game
 from flyswat.table.core import Table
 from flyswat.table.events import Event
@@ -55,8 +56,8 @@ class Harness:
         """Connection ``conn`` sends ``message`` as JSON text (parsed as the server does)."""
         try:
             parsed = p.parse_client(json.dumps(message))
-        except Exception as e:  # a malformed message is refused by the table
-            return self.do(Message(conn, error=e))
+        except FlyswatError as e:  # a malformed message is refused by the table
+            return self.do(Message.refusing(conn, e))
         return self.do(Message(conn, parsed))
 
     def at(self, t: float) -> Outcome:

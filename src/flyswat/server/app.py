@@ -178,7 +178,7 @@ def _parse(conn: int, event: MutableMapping[str, Any]) -> Message:
             raise MalformedError("binary frames are not accepted; send JSON text")
         return Message(conn, p.parse_client(text))
     except FlyswatError as e:
-        return Message(conn, error=e)
+        return Message.refusing(conn, e)
 
 
 async def play(
@@ -233,7 +233,7 @@ async def _read(runner: Runner, table: Table, link: Link, timers: list[asyncio.T
                     runner.run(table, Rtt(link.id, rtt, link.network_rtt()))
                 continue
             slow = IllegalActionError("too many messages: slow down", "rate_limited")
-            message = Message(link.id, error=slow)
+            message = Message.refusing(link.id, slow)
         runner.run(table, message)
         if not link.greeted and link.id in table.conns:
             link.greeted = True

@@ -342,34 +342,40 @@ class Table:
     def _message(self, command: Message, now: float) -> None:
         conn = self.conns.get(command.conn)
         counted = conn or self.strangers.setdefault(command.conn, Conn(command.conn, None))
+        refused = command.refused
         try:
-            if command.error is not None:
-                raise command.error
-            msg = command.message
-            if isinstance(msg, p.Hello):
-                if conn is not None:
-                    raise IllegalActionError("hello was already said", "already_hello")
-                sessions.hello(self, command.conn, msg.token, now)
-                return
-            if conn is None:
-                raise IllegalActionError('send {"type": "hello"} first', "hello_first")
-            seat = self.seats[conn.seat] if conn.seat is not None else None
-            if not conn.bucket.take(now) or (seat is not None and not seat.bucket.take(now)):
-                raise IllegalActionError("too many messages: slow down", "rate_limited")
-            if isinstance(msg, p.Pong):
-                return  # the runner measures pongs (Rtt)
-            if seat is None:
-                raise IllegalActionError("spectators watch; they cannot act", "spectator")
-            claimed = getattr(msg, "seat", None)
-            if claimed is not None and claimed != seat.index:
-                raise IllegalActionError(
-                    f"you hold seat {seat.index}, not seat {claimed}", "not_your_seat"
-                )
-            self._act(seat.index, msg, now)
+            if refused is None:
+                self._dispatch(conn, command, now)
         except FlyswatError as e:
-            self.send(command.conn, p.Error(code=e.code, message=e.message))
+            refused = (e.code, e.message)
+        if refused is not None:
+            self.send(command.conn, p.Error(code=refused[0], message=refused[1]))
             if counted.erred(now):
                 sessions.drop(self, counted.id, CLOSE_POLICY, "too many refused messages", now)
+
+    def _dispatch(self, conn: Conn | None, command: Message, now: float) -> None:
+        """One parsed message of a connection; raises :class:`FlyswatError` to refuse it."""
+        msg = command.message
+        if isinstance(msg, p.Hello):
+            if conn is not None:
+                raise IllegalActionError("hello was already said", "already_hello")
+            sessions.hello(self, command.conn, msg.token, now)
+            return
+        if conn is None:
+            raise IllegalActionError('send {"type": "hello"} first', "hello_first")
+        seat = self.seats[conn.seat] if conn.seat is not None else None
+        if not conn.bucket.take(now) or (seat is not None and not seat.bucket.take(now)):
+            raise IllegalActionError("too many messages: slow down", "rate_limited")
+        if isinstance(msg, p.Pong):
+            return  # the runner measures pongs (Rtt)
+        if seat is None:
+            raise IllegalActionError("spectators watch; they cannot act", "spectator")
+        claimed = getattr(msg, "seat", None)
+        if claimed is not None and claimed != seat.index:
+            raise IllegalActionError(
+                f"you hold seat {seat.index}, not seat {claimed}", "not_your_seat"
+            )
+        self._act(seat.index, msg, now)
 
     def _act(self, seat: int, msg: BaseModel | None, now: float) -> None:
         if isinstance(msg, p.Ready):

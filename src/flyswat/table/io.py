@@ -19,6 +19,7 @@ from typing import Any, TypeAlias
 
 from pydantic import BaseModel
 
+from flyswat.errors import FlyswatError
 from flyswat.table.events import Event
 
 # -- commands -------------------------------------------------------------------------------
@@ -27,11 +28,18 @@ from flyswat.table.events import Event
 @dataclass(frozen=True, slots=True)
 class Message:
     """Connection ``conn`` sent ``message`` (a parsed client message, :mod:`flyswat.protocol`),
-    or ``error``: it sent something unparsable, refused with that error."""
+    or something refused before it could be one: ``refused`` is then the error's
+    ``(code, message)`` — plain data, never the exception, whose traceback would keep the
+    refused frame's text alive."""
 
     conn: int
     message: BaseModel | None = None
-    error: Any = None
+    refused: tuple[str, str] | None = None
+
+    @classmethod
+    def refusing(cls, conn: int, error: FlyswatError) -> Message:
+        """The command for a frame refused with ``error``."""
+        return cls(conn, refused=(error.code, error.message))
 
 
 @dataclass(frozen=True, slots=True)
