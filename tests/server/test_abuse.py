@@ -525,3 +525,24 @@ async def test_a_websocket_counts_against_the_cap_of_its_address_until_it_closes
         while gate_of(config).per_address.count("127.0.0.1"):
             assert time.monotonic() < deadline, "the slots were not given back"
             time.sleep(0.05)
+
+
+@pytest.mark.parametrize("pieces", [1, 20])
+def test_a_request_head_over_the_limit_is_refused_however_it_arrives(
+    limited: tuple[int, int], pieces: int
+) -> None:
+    port, _ = limited
+    head = b"GET /health HTTP/1.1\r\nhost: 127.0.0.1\r\nx-big: " + b"a" * 20_000 + b"\r\n\r\n"
+    with dial(port, f"127.0.0.{70 + pieces}") as sock:
+        step = len(head) // pieces + 1
+        with contextlib.suppress(OSError):  # the server may close before the last piece
+            for i in range(0, len(head), step):
+                sock.sendall(head[i : i + step])
+        sock.settimeout(10)
+        assert sock.recv(64).startswith(b"HTTP/1.1 400")
+    with dial(port, f"127.0.0.{80 + pieces}") as sock:  # a head within the limit is served
+        sock.sendall(
+            b"GET /health HTTP/1.1\r\nhost: 127.0.0.1\r\nx-ok: " + b"a" * 8000 + b"\r\n\r\n"
+        )
+        sock.settimeout(10)
+        assert sock.recv(64).startswith(b"HTTP/1.1 200")

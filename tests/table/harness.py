@@ -8,8 +8,8 @@ from typing import Any
 
 from flyswat import protocol as p
 from flyswat.cards import Card
-from flyswat.errors import FlyswatError
 from flyswat.engine import Game
+from flyswat.errors import FlyswatError
 from flyswat.table.core import Table
 from flyswat.table.events import Event
 from flyswat.table.io import Close, Command, Gone, Message, Outcome, Rtt, Sent, Sources, Tick

@@ -92,7 +92,12 @@ def raw_response(code: str, message: str, retry_after: int | None = None) -> byt
     return ("\r\n".join(head) + "\r\n\r\n").encode() + body
 
 
-_REASONS = {429: "Too Many Requests", 503: "Service Unavailable", 413: "Content Too Large"}
+_REASONS = {
+    400: "Bad Request",
+    429: "Too Many Requests",
+    503: "Service Unavailable",
+    413: "Content Too Large",
+}
 
 
 class Gate:
@@ -161,6 +166,8 @@ class FlyswatHTTP(H11Protocol):
         self.deadline: asyncio.TimerHandle | None = None
         self.phase = "head"
         self.dropped = 0
+        self.head_bytes = 0  # of the request head now coming in
+        self.head_tail = b""  # its last bytes, for a terminator split across reads
 
     # -- deadlines ------------------------------------------------------------------------
 
@@ -217,10 +224,30 @@ class FlyswatHTTP(H11Protocol):
             return
         if self.phase == "kept" and self.conn.their_state is h11.IDLE:
             self.phase = "head"  # the next request on a kept-alive connection
+            self.head_bytes, self.head_tail = 0, b""
             self._arm(self.gate.limits.header_timeout_s, self._timed_out)
+        if self.phase == "head" and self._head_too_big(data):
+            self.phase = "refused"
+            most = self.gate.limits.max_head_bytes
+            self.transport.write(raw_response("malformed", f"request head over {most} bytes"))
+            self.transport.close()
+            return
         super().data_received(data)
         if self.phase not in ("linger", "upgraded"):
             self._follow()
+
+    def _head_too_big(self, data: bytes) -> bool:
+        """Count ``data`` into the request head; True once the head is over the limit, however
+        it arrives (h11's own limit only holds a head still incomplete in its buffer)."""
+        seen = self.head_tail + data
+        end = seen.find(b"\r\n\r\n")
+        if end >= 0:
+            size = self.head_bytes + end + 4 - len(self.head_tail)
+            self.head_bytes, self.head_tail = 0, b""
+        else:
+            size = self.head_bytes = self.head_bytes + len(data)
+            self.head_tail = seen[-3:]
+        return size > self.gate.limits.max_head_bytes
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
