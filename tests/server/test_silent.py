@@ -79,3 +79,8 @@ def test_the_lobby_list_comes_in_pages_of_joinable_tables(live: Live) -> None:
     assert listed == codes[::-1] and third["next"] is None
     bad = live.get("/api/tables?limit=lots")
     assert (bad.status_code, bad.json()["error"]) == (400, "malformed")
+
+
+def test_a_cursor_that_names_no_table_is_malformed(live: Live) -> None:
+    reply = live.get("/api/tables?after=NOSUCH")
+    assert (reply.status_code, reply.json()["error"]) == (400, "malformed")

@@ -4,6 +4,8 @@ limits per connection and per seat."""
 from __future__ import annotations
 
 from flyswat.table import core
+from flyswat.table import events as ev
+from flyswat.table.io import Join
 from flyswat.table.sessions import CLOSE_POLICY, CLOSE_REPLACED
 
 from .harness import Harness
@@ -108,3 +110,25 @@ def test_a_seat_taken_over_mid_round_is_still_waited_for() -> None:
     h.now += 400
     h.say(10 + carla, type="slap", card=card.text, ms=400)
     assert h.last(10 + carla, "accepted")["card"] == card.text
+
+
+def test_a_lobby_seat_whose_holder_never_comes_is_given_up() -> None:
+    h = Harness(seats=3)
+    h.say(1, type="hello", token=h.tokens[0])  # the host is there
+    squatter = h.do(Join("Squat")).reply  # joins by HTTP, never connects
+    h.at(h.now + core.SEAT_TTL_MS - 1)
+    assert h.table.seats[squatter[0]].joined
+    h.at(h.now + 1)
+    assert not h.table.seats[squatter[0]].joined and isinstance(h.stored[-1], ev.Released)
+    assert h.last(1, "table")["table"]["players"][squatter[0]]["joined"] is False
+    assert h.do(Join("Real")).reply[0] == squatter[0]  # free for somebody who plays
+    h.say(5, type="hello", token=squatter[1])
+    assert h.last(5, "error")["code"] == "bad_token"  # the old token holds nothing now
+
+
+def test_a_lobby_seat_whose_holder_is_connected_is_kept() -> None:
+    h = Harness(seats=2)
+    seat, token = h.do(Join("Bruno")).reply
+    h.say(2, type="hello", token=token)
+    h.at(h.now + 10 * core.SEAT_TTL_MS)
+    assert h.table.seats[seat].joined and h.table.state == "lobby"

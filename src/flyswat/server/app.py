@@ -83,10 +83,13 @@ def _page(runner: Runner, request: Request) -> p.TableList:
         limit = min(MAX_PAGE, max(1, int(request.query_params.get("limit", PAGE))))
     except ValueError:
         raise MalformedError("limit is a whole number") from None
-    joinable = [t for t in reversed(runner.tables.values()) if t.joinable()]
-    if after is not None:
-        codes = [t.code for t in joinable]
-        joinable = joinable[codes.index(after) + 1 :] if after in codes else []
+    newest = list(reversed(runner.tables.values()))
+    if after is not None:  # the page after that table, whether it is still listed or not
+        codes = [t.code for t in newest]
+        if after not in codes:
+            raise MalformedError(f"after={after!r} is no table of this list", "malformed")
+        newest = newest[codes.index(after) + 1 :]
+    joinable = [t for t in newest if t.joinable()]
     page = joinable[:limit]
     more = len(joinable) > limit
     return p.TableList(tables=[t.info() for t in page], levels=list(LEVELS),
@@ -101,9 +104,10 @@ def _routes(
 
     async def create(request: Request) -> JSONResponse:
         try:
+            body = await _body(request, p.CreateTable)  # a refused body costs no table
             if not tables.allow(client_address(request.scope), time.monotonic()):
                 raise IllegalActionError("too many new tables from this address", "too_many_tables")
-            table, seat, token = runner.create(await _body(request, p.CreateTable))
+            table, seat, token = runner.create(body)
         except FlyswatError as e:
             return _error(e)
         return JSONResponse(seated(table, seat, token).model_dump(), status_code=201)

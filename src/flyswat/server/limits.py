@@ -77,6 +77,9 @@ class Limits:
     lobby_ttl_s: float = _opt(
         1800.0, "--lobby-ttl", "seconds a lobby with nobody connected stays open"
     )
+    seat_ttl_s: float = _opt(
+        120.0, "--seat-ttl", "seconds a joined lobby seat is kept for a holder who is not there"
+    )
     connections_per_address: int = _opt(
         64, "--connections-per-address", "open connections one client address may hold"
     )

@@ -135,7 +135,8 @@ class Runner:
     def _table_settings(self) -> dict[str, Any]:
         limits = self.limits
         return {"bot_pace": self.bot_pace, "max_spectators": limits.max_spectators,
-                "lobby_ttl_ms": limits.lobby_ttl_s * 1000}  # fmt: skip
+                "lobby_ttl_ms": limits.lobby_ttl_s * 1000,
+                "seat_ttl_ms": limits.seat_ttl_s * 1000}  # fmt: skip
 
     def restore(self) -> None:
         """Rebuild every stored table in the lobby or in play and resume it."""

@@ -50,6 +50,8 @@ from flyswat.view import view
 
 #: A lobby with nobody connected expires after this long (ms).
 LOBBY_TTL_MS = 30 * 60_000.0
+#: A joined lobby seat whose holder is away this long is given up (ms), by default.
+SEAT_TTL_MS = 120_000.0
 #: The most spectators one table takes, by default.
 MAX_SPECTATORS = 50
 
@@ -84,10 +86,12 @@ class Table:
         bot_pace: float = 1.0,
         max_spectators: int = MAX_SPECTATORS,
         lobby_ttl_ms: float = LOBBY_TTL_MS,
+        seat_ttl_ms: float = SEAT_TTL_MS,
     ) -> None:
         """``bot_pace`` scales the bots' pauses before revealing; ``max_spectators`` is the
         most spectators the table takes; a lobby nobody is connected to expires after
-        ``lobby_ttl_ms``."""
+        ``lobby_ttl_ms``; a joined seat (not the host's) whose holder has not been connected
+        for ``seat_ttl_ms`` in the lobby is given up."""
         self.code = code
         self.options = created.options
         self.rules = check_options(created.options)
@@ -96,6 +100,7 @@ class Table:
         self.bot_pace = bot_pace
         self.max_spectators = max_spectators
         self.lobby_ttl_ms = lobby_ttl_ms
+        self.seat_ttl_ms = seat_ttl_ms
         levels = {b.seat: b.level for b in created.options.bots}
         self.seats = [
             Seat(i, "bot", levels[i], f"Bot {i + 1}") if i in levels else Seat(i, "human")
@@ -168,6 +173,9 @@ class Table:
         match event:
             case ev.Joined(seat=seat, name=name, token_hash=hashed):
                 self.seats[seat].name, self.seats[seat].token_hash = name, hashed
+            case ev.Released(seat=seat):
+                gone = self.seats[seat]
+                gone.name, gone.token_hash, gone.ready, gone.away_since = None, None, False, None
             case ev.ReadySet(seat=seat, ready=ready):
                 self.seats[seat].ready = ready
             case ev.Started():
@@ -240,6 +248,7 @@ class Table:
                 self._start(seat, now)
             case Tick():
                 turns.tick(self, now)
+                self._release_away(now)
                 idle = self.idle_since
                 if self.state == "lobby" and idle is not None and now >= idle + self.lobby_ttl_ms:
                     self.emit(ev.Expired())
@@ -252,6 +261,9 @@ class Table:
         times += [at for at, *_ in self.bot_plans[:1]]
         if self.state == "lobby" and self.idle_since is not None:
             times.append(self.idle_since + self.lobby_ttl_ms)
+        if self.state == "lobby":
+            times += [s.away_since + self.seat_ttl_ms for s in self.seats
+                      if s.away_since is not None and s.index != self.host]  # fmt: skip
         return min(times) if times else None
 
     # -- the outcome being built -----------------------------------------------------------
@@ -395,6 +407,18 @@ class Table:
 
     # -- lobby -----------------------------------------------------------------------------
 
+    def _release_away(self, now: float) -> None:
+        """Give up the lobby seats whose holders have been away too long (not the host's:
+        an unused lobby expires as a whole)."""
+        if self.state != "lobby":
+            return
+        away = [s for s in self.seats if s.away_since is not None and s.index != self.host
+                and now >= s.away_since + self.seat_ttl_ms]  # fmt: skip
+        for seat in away:
+            self.emit(ev.Released(seat=seat.index))
+        if away:
+            self.table_update()
+
     def _join(self, name: str, now: float) -> tuple[int, str]:
         if self.state == "expired":
             raise IllegalActionError("this lobby was left unused and has closed", "expired")
@@ -406,6 +430,7 @@ class Table:
             raise IllegalActionError("every seat is taken", "table_full")
         token = self.sources.token()
         self.emit(ev.Joined(seat=free.index, name=cleaned, token_hash=token_hash(token)))
+        free.away_since = now  # until its holder connects
         self.idle_since = now if not self.conns else None
         self.table_update()
         return free.index, token

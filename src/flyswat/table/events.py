@@ -39,6 +39,13 @@ class Joined(_Event):
     token_hash: str
 
 
+class Released(_Event):
+    """The lobby gave ``seat`` up: its holder never came, or left, for too long."""
+
+    kind: Literal["release"] = "release"
+    seat: int
+
+
 class ReadySet(_Event):
     """``seat`` is ready (or not) to start."""
 
@@ -136,6 +143,7 @@ class LegacyRound(_Event):
 Event: TypeAlias = Annotated[
     Created
     | Joined
+    | Released
     | ReadySet
     | Started
     | Revealed

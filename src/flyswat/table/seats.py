@@ -77,6 +77,7 @@ class Seat:
     link: Link = field(default_factory=Link)  # what the server knows of its network
     bucket: Bucket = field(default_factory=Bucket)
     too_fast: int = 0
+    away_since: float | None = None  # in the lobby: joined, and no connection since then
 
     @property
     def is_bot(self) -> bool:

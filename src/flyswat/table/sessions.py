@@ -37,6 +37,7 @@ def hello(t: Table, conn_id: int, token: str | None, now: float) -> None:
         if not found.bucket.take(now):
             raise IllegalActionError("too many messages: slow down", "rate_limited")
         old, found.conn, seat = found.conn, conn_id, found.index
+        found.away_since = None
         if old is not None:  # one live socket per seat: the new one takes it over
             why = p.Error(code="replaced", message="this seat was opened on another connection")
             drop(t, old, CLOSE_REPLACED, "replaced", now, error=why)
@@ -86,6 +87,7 @@ def forget(t: Table, conn_id: int, now: float) -> None:
         return
     seat = t.seats[conn.seat]
     seat.conn = None
+    seat.away_since = now
     game, clock = t.game, t.clock
     waited = game and game.round and clock and clock.waits_for(seat.index)
     if waited and game is not None and not game.seat_complete(seat.index):
