@@ -67,3 +67,45 @@ test("the practice table talks like a server: the live table's model follows a w
     table.close();
   });
 });
+
+async function play(t, first, cards, wait = 3000) {
+  const said = [];
+  let state = initialState("PRACTICE");
+  const table = new PracticeTable(
+    { onMessage: (m) => (state = reduce(state, m, 0)), onStatus: () => {} },
+    { coach: (e) => said.push(e.phase), first, name: "Ana", botName: "Bot" },
+  );
+  await Promise.resolve(); // the table opens its lesson as a connection would: next turn
+  t.mock.timers.tick(1400); // the slow bot reveals the trigger
+  assert.ok(state.round, "a round is open");
+  state = reduce(state, { type: "painted", turn: state.round.turn, at: 100 });
+  for (const card of cards) {
+    const out = intent(state, { type: "slap", card, at: 400 });
+    state = out.state;
+    table.send(out.send);
+  }
+  t.mock.timers.tick(wait); // the bot's hands land (and with one hand, the window runs out)
+  return { said, table, state: () => state };
+}
+
+test("lesson 3 is only over once a wrong slap has shown its penalty (R19)", async (t) => {
+  t.mock.timers.enable({ apis: ["setTimeout"] });
+  const right = await play(t, 3, ["Y1-1", "Y4-2"]); // allowed flies: no penalty to see
+  assert.equal(right.said.at(-1), "retry");
+  t.mock.timers.tick(5000); // the lesson starts again
+  assert.equal(right.said.at(-1), "setup");
+  right.table.close();
+  const wrong = await play(t, 3, ["B3-1"], 21_000);
+  assert.deepEqual(wrong.said.slice(-2), ["result", "done"]);
+  wrong.table.close();
+});
+
+test("lesson 4 is only over once a hand has stacked on the bot's (R17)", async (t) => {
+  t.mock.timers.enable({ apis: ["setTimeout"] });
+  const apart = await play(t, 4, ["O2-1", "O3-1"]);
+  assert.equal(apart.said.at(-1), "retry");
+  apart.table.close();
+  const stacked = await play(t, 4, ["O5-1"], 21_000);
+  assert.deepEqual(stacked.said.slice(-2), ["result", "done"]);
+  stacked.table.close();
+});

@@ -9,6 +9,8 @@ import { Game } from "./rules.js";
 /** The bot's pauses (ms): slow, so a newcomer can follow. */
 const BOT_REVEAL_MS = 1400;
 const SLAP_WINDOW_MS = 20000;
+/** How long the coach's word on a lesson played again stays before it starts over (ms). */
+const RETRY_MS = 4500;
 
 const centreOf = (s) => s.split(" ");
 
@@ -36,6 +38,8 @@ export const LESSONS = [
     bot: [{ after: 2600, card: ["Y4-2", "Y3-1"] }],
     goal: "round",
     needWon: "R5-2",
+    // The lesson has shown what it teaches once the learner laid a hand on a wrong colour.
+    shows: (r) => r.slaps.some((x) => x.seat === 0 && !r.allowed.includes(x.card[0])),
   },
   {
     key: "c4", // hands stack in arrival order; only the bottom one wins (R17, R18)
@@ -44,6 +48,8 @@ export const LESSONS = [
     start: 1,
     bot: [{ after: 700, card: ["O5-1"] }],
     goal: "round",
+    // … once the learner's hand stacked on a fly the bot's hand is on too.
+    shows: (r) => r.slaps.some((x) => x.seat === 0 && r.slaps.some((y) => y.seat === 1 && y.card === x.card)),
   },
   {
     key: "c5", // the rulebook's first example: 5 red, 2 yellow, 1 green, 1 purple, a blue fly (R13)
@@ -120,6 +126,7 @@ export class PracticeTable {
     if (this.k + 1 >= LESSONS.length) return false;
     this.k += 1;
     const l = this.lesson;
+    this.wonBefore = this.won.map((p) => [...p]); // for a lesson played again
     const won = this.won.map((p) => [...p]);
     // A penalty needs a won fly to pay with (R19): the lesson gives one if none was won yet.
     if (l.needWon && !won[0].length) won[0].push(l.needWon);
@@ -200,8 +207,20 @@ export class PracticeTable {
     this.won = g.won.map((p) => [...p]);
     this.coach({ lesson: this.lesson.key, phase: "result", round: g.lastRound });
     if (g.over) return this.over();
+    const shows = this.lesson.shows;
+    if (this.lesson.goal === "round" && shows && !shows(g.lastRound)) return this.retry();
     if (this.lesson.goal === "round") this.finish();
     else this.afterTurn();
+  }
+
+  /** The round did not show what the lesson teaches: say so, then play the lesson again. */
+  retry() {
+    this.coach({ lesson: this.lesson.key, phase: "retry" });
+    this.later(RETRY_MS, () => {
+      this.won = this.wonBefore.map((p) => [...p]);
+      this.k -= 1;
+      this.next();
+    });
   }
 
   afterTurn() {
