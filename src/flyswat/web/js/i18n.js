@@ -85,3 +85,8 @@ export function playerName(p, seat) {
   if (p?.kind === "bot" && (!p.name || /^Bot \d+$/.test(p.name))) return t("seat.botName", { n: seat + 1 });
   return p?.name || t("seat.empty", { n: seat + 1 });
 }
+
+/** Seconds with one decimal, as the current language writes them (3.0 in English, 3,0 in Portuguese). */
+export function seconds(ms) {
+  return new Intl.NumberFormat(language(), { minimumFractionDigits: 1, maximumFractionDigits: 1 }).format(ms / 1000);
+}

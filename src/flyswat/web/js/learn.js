@@ -61,8 +61,9 @@ function coachText(ev, lesson) {
     const won = mine(r.won);
     const paid = mine(r.penalties);
     const wrong = r.slaps.filter((x) => x.seat === 0 && !r.allowed.includes(x.card[0])).length;
-    if (won.length) lines.push(t("learn.result.won", { cards: won.join(", ") }));
-    if (paid.length) lines.push(t("learn.result.penalty", { card: paid.join(", ") }));
+    const one = (xs, key) => (xs.length > 1 ? `${key}Many` : key); // one fly, or several
+    if (won.length) lines.push(t(one(won, "learn.result.won"), { cards: won.join(", ") }));
+    if (paid.length) lines.push(t(one(paid, "learn.result.penalty"), { card: paid.join(", ") }));
     else if (wrong) lines.push(t("learn.result.free"));
     const bot = r.won.filter((x) => x.seat === 1).map((x) => cardName(x.card));
     if (bot.length) lines.push(t("learn.result.botWon", { cards: bot.join(", ") }));

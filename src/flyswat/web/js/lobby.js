@@ -1,6 +1,6 @@
 // The lobby of a table: who is seated and ready, the share link, join, ready, start.
 
-import { playerName, t } from "./i18n.js";
+import { playerName, seconds, t } from "./i18n.js";
 import { SEAT_COLOURS } from "./table.js";
 import { esc } from "./ui.js";
 
@@ -65,8 +65,8 @@ export function lobbyHtml(s, savedName = "") {
     t("lobby.factSeats", { n: o.seats }),
     o.seats >= 5 ? t("lobby.factHandsOne") : t("lobby.factHands", { n: 2 }),
     t("lobby.factCards", { n: 112 - o.remove }),
-    t("lobby.factWindow", { s: (o.slap_window_ms / 1000).toFixed(1) }),
-    ...(o.turn_timeout_ms ? [t("lobby.factTurn", { s: (o.turn_timeout_ms / 1000).toFixed(1) })] : []),
+    t("lobby.factWindow", { s: seconds(o.slap_window_ms) }),
+    ...(o.turn_timeout_ms ? [t("lobby.factTurn", { s: seconds(o.turn_timeout_ms) })] : []),
   ];
   return `<div class="page lobby">
     <section class="card-box">

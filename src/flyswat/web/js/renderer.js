@@ -4,7 +4,7 @@
 // the one thing it reports back is the frame that painted a slap round's trigger.
 
 import { liveScene } from "./scene.js";
-import { t } from "./i18n.js";
+import { seconds, t } from "./i18n.js";
 import { fitCentre, patchRound, renderTable } from "./table.js";
 import { esc, errorText } from "./ui.js";
 import { lobbyHtml } from "./lobby.js";
@@ -107,7 +107,7 @@ export class HTMLRenderer {
       if (!el.isConnected) return;
       const left = Math.max(0, r.windowMs - (now - r.paintedAt));
       bar.style.transform = `scaleX(${left / r.windowTotal})`;
-      secs.textContent = t("table.seconds", { s: (left / 1000).toFixed(1) });
+      secs.textContent = t("table.seconds", { s: seconds(left) });
       if (left > 0) this.frame = requestAnimationFrame(tick);
     };
     this.frame = requestAnimationFrame(tick);
