@@ -45,6 +45,8 @@ from pathlib import Path
 
 import httpx
 
+from harness.server import free_port
+
 HEALTH_FROM = "127.0.0.250"
 
 
@@ -64,12 +66,6 @@ class Server:
             if line.startswith(field + ":"):
                 return int(line.split()[1]) / 1024
         raise RuntimeError(f"no {field}")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextlib.contextmanager

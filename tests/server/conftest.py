@@ -54,16 +54,12 @@ class Live:
 
 
 @contextlib.contextmanager
-def serve(db_url: str, bot_pace: float = 0.02, **settings: Any) -> Iterator[Live]:
-    """uvicorn serving ``build_app(db_url)`` on 127.0.0.1 in a thread, until the block ends."""
+def in_thread(app: Any, config: dict[str, Any]) -> Iterator[int]:
+    """uvicorn serving ``app`` with ``config`` on 127.0.0.1 in a thread; yields the port."""
     port = free_port()
-    # Tests make many tables from one address; ``settings`` change other limits.
-    limits = Limits(exempt=frozenset({"127.0.0.1"}), **settings)
-    app = build_app(db_url, bot_pace=bot_pace, limits=limits)
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=port, log_level="warning", **uvicorn_config(limits)
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **config)
     )
-    server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
@@ -72,10 +68,20 @@ def serve(db_url: str, bot_pace: float = 0.02, **settings: Any) -> Iterator[Live
             raise RuntimeError("the test server did not start")
         time.sleep(0.01)
     try:
-        yield Live(f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}", app)
+        yield port
     finally:
         server.should_exit = True
         thread.join(10)
+
+
+@contextlib.contextmanager
+def serve(db_url: str, bot_pace: float = 0.02, **settings: Any) -> Iterator[Live]:
+    """``build_app(db_url)`` served through the server's own protocols, in a thread."""
+    # Tests make many tables from one address; ``settings`` change other limits.
+    limits = Limits(exempt=frozenset({"127.0.0.1"}), **settings)
+    app = build_app(db_url, bot_pace=bot_pace, limits=limits)
+    with in_thread(app, uvicorn_config(limits)) as port:
+        yield Live(f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}", app)
 
 
 @pytest.fixture

@@ -15,7 +15,6 @@ import os
 import resource
 import select
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +22,6 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.routing import WebSocketRoute
 from starlette.websockets import WebSocket
@@ -33,9 +31,9 @@ from websockets.exceptions import ConnectionClosed
 from flyswat.server.app import build_app
 from flyswat.server.limits import Limits
 from flyswat.server.transport import SOCKET_KEY, TRANSPORT_KEY, gate_of, uvicorn_config
-from harness.server import free_port, running_server
+from harness.server import running_server
 
-from .conftest import FAST, Player
+from .conftest import FAST, Player, in_thread
 
 HEADER_TIMEOUT = 2.0
 BODY_TIMEOUT = 2.0
@@ -437,26 +435,6 @@ def test_at_its_descriptor_limit_the_server_drops_idle_sockets_first_then_refuse
 
 
 # -- WebSocket connections (uvicorn in a thread) -------------------------------------------
-
-
-@contextlib.contextmanager
-def in_thread(app: Any, config: dict[str, Any]) -> Iterator[int]:
-    """uvicorn serving ``app`` with ``config`` on 127.0.0.1 in a thread; yields the port."""
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **config)
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
-        time.sleep(0.01)
-    try:
-        yield port
-    finally:
-        server.should_exit = True
-        thread.join(10)
 
 
 async def _scope_echo(websocket: WebSocket) -> None:

@@ -6,13 +6,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import uvicorn
 from websockets.asyncio.client import connect
 
 from flyswat.server.limits import Limits
@@ -24,7 +21,8 @@ from flyswat.server.netinfo import (
     tcp_rtt_ms,
 )
 from flyswat.server.transport import uvicorn_config
-from harness.server import free_port
+
+from .conftest import in_thread
 
 
 @contextlib.contextmanager
@@ -108,32 +106,12 @@ async def echo_rtt(scope: dict[str, Any], receive: Any, send: Any) -> None:
     await send({"type": "websocket.close"})
 
 
-@contextlib.contextmanager
-def uvicorn_serving(app: Any) -> Iterator[int]:
-    port = free_port()
-    ws = uvicorn_config(Limits())  # the server's own protocols, which hand the app its socket
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **ws)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("the test server did not start")
-        time.sleep(0.01)
-    try:
-        yield port
-    finally:
-        server.should_exit = True
-        thread.join(10)
-
-
 def test_the_websocket_protocol_hands_the_app_its_sockets_kernel_round_trip() -> None:
     async def ask(port: int) -> str:
         async with connect(f"ws://127.0.0.1:{port}/") as ws:
             return str(await ws.recv())
 
-    with uvicorn_serving(echo_rtt) as port:
+    with in_thread(echo_rtt, uvicorn_config(Limits())) as port:  # the server's own protocols
         answer = asyncio.run(ask(port))
     assert answer != "None"
     assert 0 < float(answer) < 50
