@@ -19,7 +19,6 @@ import argparse
 import asyncio
 import contextlib
 import json
-import socket
 import statistics
 import tempfile
 import time
@@ -29,7 +28,7 @@ from typing import Any
 import httpx
 from websockets.asyncio.client import ClientConnection, connect
 
-from harness.client import open_table
+from harness.client import open_table, stuck_spectator
 from harness.procs import ServerProcess, rss_bytes
 from harness.server import free_port, running_server
 
@@ -63,26 +62,6 @@ async def silent(http: str, ws_url: str) -> None:
         print(f"silent: 20 sockets that {what}: dropped after {quantiles(list(times))} s")
 
 
-def stuck_socket(port: int, code: str) -> socket.socket:
-    """A raw WebSocket that says hello as a spectator, then never reads again."""
-    s = socket.socket()
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    s.connect(("127.0.0.1", port))
-    s.sendall(
-        f"GET /ws/{code} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
-        "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-        "Sec-WebSocket-Version: 13\r\n\r\n".encode()
-    )
-    answer = b""
-    while b"\r\n\r\n" not in answer:  # the upgrade is answered before the first frame
-        answer += s.recv(1024)
-    payload = b'{"type":"hello"}'
-    mask = b"\x01\x02\x03\x04"
-    masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
-    s.sendall(bytes([0x81, 0x80 | len(payload)]) + mask + masked)
-    return s
-
-
 async def stuck(http: str, port: int, pid: int, seconds: float) -> None:
     # Busy tables: one human seat nobody takes up (revealed for every 200 ms) and a bot.
     codes = []
@@ -95,7 +74,7 @@ async def stuck(http: str, port: int, pid: int, seconds: float) -> None:
             )
             codes.append(seated["code"])
     base = rss_bytes(pid) / 2**20
-    socks = [stuck_socket(port, code) for code in codes for _ in range(15)]
+    socks = [stuck_spectator(port, code) for code in codes for _ in range(15)]
     t0, samples, connected = time.monotonic(), [], []
     async with httpx.AsyncClient(base_url=http, timeout=10) as client:
         while time.monotonic() - t0 < seconds:

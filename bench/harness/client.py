@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import json
 import random
+import socket
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -197,3 +198,24 @@ async def start_table(http: str, code: str, host_token: str, timeout: float = 30
             await asyncio.sleep(0.05)
         reply = await client.post(f"/api/tables/{code}/start", json={"token": host_token})
         reply.raise_for_status()
+
+
+def stuck_spectator(port: int, code: str) -> socket.socket:
+    """A raw WebSocket on 127.0.0.1 that says ``hello`` as a spectator of table ``code``, then
+    never reads again (its receive buffer 4 KiB): a client that stops reading."""
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.connect(("127.0.0.1", port))
+    s.sendall(
+        f"GET /ws/{code} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+        "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+        "Sec-WebSocket-Version: 13\r\n\r\n".encode()
+    )
+    s.settimeout(10)
+    answer = b""
+    while b"\r\n\r\n" not in answer:  # the upgrade is answered before the first frame
+        answer += s.recv(1024)
+    payload, mask = b'{"type":"hello"}', b"\x01\x02\x03\x04"
+    masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+    s.sendall(bytes([0x81, 0x80 | len(payload)]) + mask + masked)
+    return s

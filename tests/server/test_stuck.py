@@ -11,28 +11,9 @@ import pytest
 
 from flyswat.server.connection import scope_extension
 from flyswat.server.transport import SOCKET_KEY
+from harness.client import stuck_spectator
 
 from .conftest import Live, Player, create_table, join_table, serve, until_all_ready
-
-
-def stuck_spectator(port: int, code: str) -> socket.socket:
-    """A raw WebSocket that says hello as a spectator, then never reads again."""
-    s = socket.socket()
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    s.connect(("127.0.0.1", port))
-    s.sendall(
-        f"GET /ws/{code} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
-        "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-        "Sec-WebSocket-Version: 13\r\n\r\n".encode()
-    )
-    s.settimeout(10)
-    answer = b""
-    while b"\r\n\r\n" not in answer:  # the upgrade is answered before the first frame
-        answer += s.recv(1024)
-    payload, mask = b'{"type":"hello"}', b"\x01\x02\x03\x04"
-    masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
-    s.sendall(bytes([0x81, 0x80 | len(payload)]) + mask + masked)
-    return s
 
 
 @pytest.mark.anyio

@@ -429,10 +429,12 @@ def test_bots_and_keys_are_named_in_the_players_language(server: str, browser: B
 # -- protocol 2: a seat opened in another tab ------------------------------------------------
 
 
-def test_a_seat_taken_over_by_another_tab_stops_here_and_can_be_taken_back(
-    server: str, browser: Browser
-) -> None:
-    ctx = browser.new_context(locale="en")
+def lobby_with_its_socket_in_hand(
+    browser: Browser, server: str, locale: str, name: str
+) -> tuple[Any, Page, list[WebSocketRoute]]:
+    """A new table's lobby, every socket of the page routed through the test (so that the
+    test can close one with the server's close codes)."""
+    ctx = browser.new_context(locale=locale)
     page = ctx.new_page()
     routes: list[WebSocketRoute] = []
 
@@ -442,9 +444,16 @@ def test_a_seat_taken_over_by_another_tab_stops_here_and_can_be_taken_back(
 
     page.route_web_socket(re.compile(r"/ws/"), route)
     page.goto(server + "/")
-    page.fill("input[name=name]", "Fia")
+    page.fill("input[name=name]", name)
     page.click("form#create button[type=submit]")
     expect(page.locator("[data-action=start]")).to_be_visible()
+    return ctx, page, routes
+
+
+def test_a_seat_taken_over_by_another_tab_stops_here_and_can_be_taken_back(
+    server: str, browser: Browser
+) -> None:
+    ctx, page, routes = lobby_with_its_socket_in_hand(browser, server, "en", "Fia")
     n = len(routes)
     routes[-1].close(code=4409, reason="replaced")
     s = strings("en")
@@ -502,19 +511,7 @@ def test_two_tabs_on_one_seat_never_fight_over_it(server: str, browser: Browser)
 
 def test_an_expired_lobby_says_so_and_stops_connecting(server: str, browser: Browser) -> None:
     """Protocol 2: a lobby left unused closes (4410); the page says so instead of retrying."""
-    ctx = browser.new_context(locale="pt-PT")
-    page = ctx.new_page()
-    routes: list[WebSocketRoute] = []
-
-    def route(ws: WebSocketRoute) -> None:
-        ws.connect_to_server()
-        routes.append(ws)
-
-    page.route_web_socket(re.compile(r"/ws/"), route)
-    page.goto(server + "/")
-    page.fill("input[name=name]", "Ines")
-    page.click("form#create button[type=submit]")
-    expect(page.locator("[data-action=start]")).to_be_visible()
+    ctx, page, routes = lobby_with_its_socket_in_hand(browser, server, "pt-PT", "Ines")
     n = len(routes)
     routes[-1].close(code=4410, reason="expired")
     expect(page.locator(".stopped .error-text")).to_have_text(strings("pt")["error.expired"])
