@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from flyswat import bots
 from harness.client import Race, Racer, open_table, start_table
 from harness.proxy import DelayProxy
 
@@ -23,7 +24,7 @@ def ex_gauss(mu: float, sigma: float, tau: float) -> Callable[[random.Random], f
     """An ex-Gaussian reaction-time model (ms), floored at 120 ms."""
 
     def draw(rng: random.Random) -> float:
-        return max(120.0, rng.gauss(mu, sigma) + rng.expovariate(1 / tau))
+        return max(120.0, bots.ex_gauss(rng, mu, sigma, tau))
 
     return draw
 

@@ -42,6 +42,7 @@ import httpx
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import WebSocketException
 
+from flyswat.bots import ex_gauss
 from harness.client import target
 
 #: The start of the messages a load player needs to read no further than their type.
@@ -84,19 +85,15 @@ class Pace:
 
     def reveal_pause_s(self, rng: random.Random) -> float:
         """The pause before revealing, in seconds."""
-        return max(0.0, _ex_gauss(rng, *self.reveal)) / 1000
+        return max(0.0, ex_gauss(rng, *self.reveal)) / 1000
 
     def reaction_ms(self, rng: random.Random) -> float:
         """A first hand's reaction time, in ms (never under ``floor_ms``)."""
-        return max(self.floor_ms, _ex_gauss(rng, *self.react))
+        return max(self.floor_ms, ex_gauss(rng, *self.react))
 
 
 #: A quick player for smoke tests: games of a few seconds.
 QUICK = Pace(reveal=(20.0, 5.0, 10.0), react=(170.0, 20.0, 30.0), second_ms=40.0)
-
-
-def _ex_gauss(rng: random.Random, mu: float, sigma: float, tau: float) -> float:
-    return rng.gauss(mu, sigma) + rng.expovariate(1.0 / tau)
 
 
 @dataclass
