@@ -15,6 +15,8 @@ the offsets below. Cards are the indices of :data:`flyswat.cards.DECK`: flies 0â
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numba import njit
 
@@ -23,6 +25,9 @@ from flyswat.sim.fast.policy import CENTRE, CNT, OUT_CARDS, OUT_MS, ST, VALUES, 
 
 FLIES = 96
 CARDS = 112
+
+#: numba's option to compile a function without its reference counting (not in its stubs).
+_NO_REFCOUNT: dict[str, Any] = {"_nrt": False}
 
 #: Per-game counters, one column each.
 COUNTERS = (
@@ -294,7 +299,7 @@ def play_batch(
     )  # fmt: skip
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, **_NO_REFCOUNT)  # type: ignore[untyped-decorator]  # _nrt: not in the stubs
 def _play_games(
     wf: np.ndarray,
     wi: np.ndarray,
