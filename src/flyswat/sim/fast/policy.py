@@ -181,13 +181,20 @@ def decide(wf: np.ndarray, wi: np.ndarray, s: int, n_centre: int, hands: int, se
 def reaction_times(wf: np.ndarray, wi: np.ndarray, p: int, n: int, state: np.uint64) -> np.uint64:
     """As :func:`flyswat.bots.reaction_times`, for the parameters at ``wf[p:]``: writes ``n``
     times to ``wi[OUT_MS:]`` and returns the generator's state."""
-    state, t = rng.ex_gauss(state, wf[p], wf[p + 1], wf[p + 2])
+    # Ex-Gaussian draws (rng.ex_gauss), the first two Gaussian parts from one polar pair.
+    state, z, spare = rng.normal_pair(state)
+    state, e = rng.exponential(state, wf[p + 2])
+    t = wf[p] + wf[p + 1] * z + e
     last = 0
     floor = int(wf[p + 6])
     for h in range(n):
         if h > 0:
-            state, extra = rng.ex_gauss(state, wf[p + 3], wf[p + 4], wf[p + 5])
-            t += max(0.0, extra)
+            if h == 1:
+                z = spare
+            else:
+                state, z, _ = rng.normal_pair(state)
+            state, e = rng.exponential(state, wf[p + 5])
+            t += max(0.0, wf[p + 3] + wf[p + 4] * z + e)
         ms = max(floor, last + 1 if h > 0 else 0, int(np.round(t)))
         wi[OUT_MS + h] = ms
         last = ms
