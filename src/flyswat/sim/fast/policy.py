@@ -64,7 +64,7 @@ TABLE_MS = 4096
 LEVEL = TABLE + 2 * 9 * TABLE_MS
 #: A direct-mapped cache of crowd(), per level: SLOTS entries of (key, one[1:6], two[1:6]).
 CACHE = LEVEL + 9
-SLOTS = 256
+SLOTS = 1024
 ENTRY = 11
 WF_SIZE = CACHE + 9 * SLOTS * ENTRY
 
@@ -297,7 +297,10 @@ def choose(
     for v in range(1, 6):
         key = key * 32 + int(wf[COUNT_BY_VALUE + v])
     key = key * 2 + (1 if hands >= 2 and n >= 2 else 0)
-    entry = CACHE + ENTRY * (int(wf[LEVEL + s]) * SLOTS + key % SLOTS)
+    # Slot by Knuth's multiplicative hash: key % SLOTS kept only the last values' counts,
+    # and the collisions re-ran crowd() (tens of exp) often.
+    slot = ((key * 2654435761) >> 22) & (SLOTS - 1)
+    entry = CACHE + ENTRY * (int(wf[LEVEL + s]) * SLOTS + slot)
     if wf[entry] == key:
         for v in range(1, 6):
             wf[ONE + v] = wf[entry + v]
