@@ -64,7 +64,7 @@ TABLE_MS = 4096
 LEVEL = TABLE + 2 * 9 * TABLE_MS
 #: A direct-mapped cache of crowd(), per level: SLOTS entries of (key, one[1:6], two[1:6]).
 CACHE = LEVEL + 9
-SLOTS = 256
+SLOTS = 1024
 ENTRY = 11
 WF_SIZE = CACHE + 9 * SLOTS * ENTRY
 
@@ -158,11 +158,10 @@ def decide(wf: np.ndarray, wi: np.ndarray, s: int, n_centre: int, hands: int, se
         level = second
         wi[MISJUDGED] = 1
     n = 0  # targets: the flies of a believed colour, in centre order
-    for k in range(n_centre):
+    for k in range(n_centre):  # branchless: whether a fly is a target is unpredictable
         card = wi[CENTRE + k]
-        if wi[CNT + card // 16] == level:
-            wi[TARGETS + n] = card
-            n += 1
+        wi[TARGETS + n] = card
+        n += wi[CNT + card // 16] == level
     if n == 0:
         wi[ST] = rng.store(state)
         return 0
@@ -182,13 +181,20 @@ def decide(wf: np.ndarray, wi: np.ndarray, s: int, n_centre: int, hands: int, se
 def reaction_times(wf: np.ndarray, wi: np.ndarray, p: int, n: int, state: np.uint64) -> np.uint64:
     """As :func:`flyswat.bots.reaction_times`, for the parameters at ``wf[p:]``: writes ``n``
     times to ``wi[OUT_MS:]`` and returns the generator's state."""
-    state, t = rng.ex_gauss(state, wf[p], wf[p + 1], wf[p + 2])
+    # Ex-Gaussian draws (rng.ex_gauss), the first two Gaussian parts from one polar pair.
+    state, z, spare = rng.normal_pair(state)
+    state, e = rng.exponential(state, wf[p + 2])
+    t = wf[p] + wf[p + 1] * z + e
     last = 0
     floor = int(wf[p + 6])
     for h in range(n):
         if h > 0:
-            state, extra = rng.ex_gauss(state, wf[p + 3], wf[p + 4], wf[p + 5])
-            t += max(0.0, extra)
+            if h == 1:
+                z = spare
+            else:
+                state, z, _ = rng.normal_pair(state)
+            state, e = rng.exponential(state, wf[p + 5])
+            t += max(0.0, wf[p + 3] + wf[p + 4] * z + e)
         ms = max(floor, last + 1 if h > 0 else 0, int(np.round(t)))
         wi[OUT_MS + h] = ms
         last = ms
@@ -207,69 +213,58 @@ def beaten(wf: np.ndarray, p: int, s: int, ms: int, hand: int) -> float:
 
 
 @njit(cache=True, inline="always")
-def softmax(wf: np.ndarray, p: int, count: np.ndarray, w: np.ndarray) -> None:
-    """As ``bots._softmax``, in place: the gains in ``w[v]`` (values with ``count[v] > 0``)
-    become their unnormalised weights."""
+def softmax(wf: np.ndarray, p: int, w: int) -> None:
+    """As ``bots._softmax``, in place: the gains in ``wf[w + v]`` (values with
+    ``wf[COUNT_BY_VALUE + v] > 0``) become their unnormalised weights. Offsets, not array
+    views: each view costs numba two atomic reference-count updates (measured with ``perf``)."""
     temperature = wf[p + 11]
     best = -1.0
     for v in range(1, 6):
-        if count[v] > 0:
-            best = max(best, w[v])
+        if wf[COUNT_BY_VALUE + v] > 0:
+            best = max(best, wf[w + v])
     for v in range(1, 6):
-        if count[v] > 0:
+        if wf[COUNT_BY_VALUE + v] > 0:
             if temperature > 0:
-                w[v] = math.exp((w[v] - best) / temperature)
+                wf[w + v] = math.exp((wf[w + v] - best) / temperature)
             else:
-                w[v] = 1.0 if w[v] == best else 0.0
+                wf[w + v] = 1.0 if wf[w + v] == best else 0.0
 
 
 @njit(cache=True, inline="always")
-def crowd(
-    wf: np.ndarray,
-    p: int,
-    s: int,
-    count: np.ndarray,
-    squares: float,
-    n: int,
-    hands: int,
-    others: int,
-) -> None:
+def crowd(wf: np.ndarray, p: int, s: int, squares: float, n: int, hands: int, others: int) -> None:
     """As :func:`flyswat.bots.crowd`: the rival first and second hands expected on a fly of
-    each value, into ``wf[ONE + v]`` and ``wf[TWO + v]``; ``count[v]`` of the ``n`` targets
-    have value ``v``, ``squares`` is the sum of their values squared."""
+    each value, into ``wf[ONE + v]`` and ``wf[TWO + v]``; ``wf[COUNT_BY_VALUE + v]`` of the
+    ``n`` targets have value ``v``, ``squares`` is the sum of their values squared."""
     caution = wf[p + 10]
     second = wf[p + 9] if hands >= 2 and n >= 2 else 0.0
     b12 = wf[CROSS + 2 * s]
     b21 = wf[CROSS + 2 * s + 1]
-    one = wf[ONE : ONE + 6]
-    two = wf[TWO : TWO + 6]
-    w1 = wf[W1 : W1 + 6]
-    w2 = wf[W2 : W2 + 6]
     for v in range(1, 6):
-        one[v] = others * v * v / squares if count[v] > 0 else 0.0
-        two[v] = second * one[v]
+        wf[ONE + v] = others * v * v / squares if wf[COUNT_BY_VALUE + v] > 0 else 0.0
+        wf[TWO + v] = second * wf[ONE + v]
     for _ in range(CROWD_ROUNDS):
         for v in range(1, 6):
-            if count[v] > 0:
-                w1[v] = v * math.exp(-caution * (one[v] / 2 + two[v] * b12))
-                w2[v] = v * math.exp(-caution * (one[v] * b21 + two[v] / 2))
-        softmax(wf, p, count, w1)
-        softmax(wf, p, count, w2)
+            if wf[COUNT_BY_VALUE + v] > 0:
+                one, two = wf[ONE + v], wf[TWO + v]
+                wf[W1 + v] = v * math.exp(-caution * (one / 2 + two * b12))
+                wf[W2 + v] = v * math.exp(-caution * (one * b21 + two / 2))
+        softmax(wf, p, W1)
+        softmax(wf, p, W2)
         total1 = 0.0
         for v in range(1, 6):
-            if count[v] > 0:
-                total1 += count[v] * w1[v]
+            if wf[COUNT_BY_VALUE + v] > 0:
+                total1 += wf[COUNT_BY_VALUE + v] * wf[W1 + v]
         total2 = 0.0
         for v in range(1, 6):
-            if count[v] > 0:
-                w1[v] = w1[v] / total1
-                w2[v] = w2[v] * (1.0 - w1[v])
-                total2 += count[v] * w2[v]
+            if wf[COUNT_BY_VALUE + v] > 0:
+                wf[W1 + v] = wf[W1 + v] / total1
+                wf[W2 + v] = wf[W2 + v] * (1.0 - wf[W1 + v])
+                total2 += wf[COUNT_BY_VALUE + v] * wf[W2 + v]
         for v in range(1, 6):
-            if count[v] > 0:
-                one[v] = 0.5 * (one[v] + others * w1[v])
-                share = w2[v] / total2 if total2 > 0 else 0.0
-                two[v] = 0.5 * (two[v] + others * second * share)
+            if wf[COUNT_BY_VALUE + v] > 0:
+                wf[ONE + v] = 0.5 * (wf[ONE + v] + others * wf[W1 + v])
+                share = wf[W2 + v] / total2 if total2 > 0 else 0.0
+                wf[TWO + v] = 0.5 * (wf[TWO + v] + others * second * share)
 
 
 @njit(cache=True, inline="always")
@@ -290,32 +285,32 @@ def choose(
     the flies to ``wi[OUT_CARDS:]``; returns the generator's state and how many hands to lay.
     """
     s = (p - PARAMS) // NP
-    count = wf[COUNT_BY_VALUE : COUNT_BY_VALUE + 6]
-    count[:] = 0.0
+    for v in range(6):
+        wf[COUNT_BY_VALUE + v] = 0.0
     total = 0.0
     for i in range(n):
         v = VALUES[wi[TARGETS + i] % 16]
-        count[v] += 1.0
+        wf[COUNT_BY_VALUE + v] += 1.0
         total += v * v
-    one = wf[ONE : ONE + 6]
-    two = wf[TWO : TWO + 6]
     # The crowd depends on the level and the values of the targets only: cache it.
     key = 0
     for v in range(1, 6):
-        key = key * 32 + int(count[v])
+        key = key * 32 + int(wf[COUNT_BY_VALUE + v])
     key = key * 2 + (1 if hands >= 2 and n >= 2 else 0)
-    entry = CACHE + ENTRY * (int(wf[LEVEL + s]) * SLOTS + key % SLOTS)
+    # Slot by Knuth's multiplicative hash: key % SLOTS kept only the last values' counts,
+    # and the collisions re-ran crowd() (tens of exp) often.
+    slot = ((key * 2654435761) >> 22) & (SLOTS - 1)
+    entry = CACHE + ENTRY * (int(wf[LEVEL + s]) * SLOTS + slot)
     if wf[entry] == key:
         for v in range(1, 6):
-            one[v] = wf[entry + v]
-            two[v] = wf[entry + 5 + v]
+            wf[ONE + v] = wf[entry + v]
+            wf[TWO + v] = wf[entry + 5 + v]
     else:
-        crowd(wf, p, s, count, total, n, hands, others)
+        crowd(wf, p, s, total, n, hands, others)
         wf[entry] = key
         for v in range(1, 6):
-            wf[entry + v] = one[v]
-            wf[entry + 5 + v] = two[v]
-    gain = wf[GAINS : GAINS + 6]
+            wf[entry + v] = wf[ONE + v]
+            wf[entry + 5 + v] = wf[TWO + v]
     caution = wf[p + 10]
     temperature = wf[p + 11]
     left = n  # wi[TARGETS:TARGETS + left] are the flies not yet chosen, in centre order
@@ -325,10 +320,10 @@ def choose(
         best = -1.0
         best_v = 0
         for v in range(5, 0, -1):
-            if count[v] > 0.0:
-                gain[v] = v * math.exp(-caution * (one[v] * b1 + two[v] * b2))
-                if gain[v] > best:
-                    best = gain[v]
+            if wf[COUNT_BY_VALUE + v] > 0.0:
+                wf[GAINS + v] = v * math.exp(-caution * (wf[ONE + v] * b1 + wf[TWO + v] * b2))
+                if wf[GAINS + v] > best:
+                    best = wf[GAINS + v]
                     best_v = v
         if best < wf[p + 12]:
             return state, h
@@ -336,18 +331,18 @@ def choose(
         if temperature > 0 and left > 1:
             weight = 0.0
             for v in range(1, 6):
-                if count[v] > 0.0:
-                    gain[v] = math.exp((gain[v] - best) / temperature)
-                    weight += count[v] * gain[v]
+                if wf[COUNT_BY_VALUE + v] > 0.0:
+                    wf[GAINS + v] = math.exp((wf[GAINS + v] - best) / temperature)
+                    weight += wf[COUNT_BY_VALUE + v] * wf[GAINS + v]
             state, u = rng.uniform(state)
             u *= weight
-            while k < left - 1 and u >= gain[VALUES[wi[TARGETS + k] % 16]]:
-                u -= gain[VALUES[wi[TARGETS + k] % 16]]
+            while k < left - 1 and u >= wf[GAINS + VALUES[wi[TARGETS + k] % 16]]:
+                u -= wf[GAINS + VALUES[wi[TARGETS + k] % 16]]
                 k += 1
         else:
             while VALUES[wi[TARGETS + k] % 16] != best_v:
                 k += 1
-        count[VALUES[wi[TARGETS + k] % 16]] -= 1.0
+        wf[COUNT_BY_VALUE + VALUES[wi[TARGETS + k] % 16]] -= 1.0
         wi[OUT_CARDS + h] = wi[TARGETS + k]
         for j in range(k, left - 1):
             wi[TARGETS + j] = wi[TARGETS + j + 1]
