@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from flyswat.record import verify_record
-from flyswat.server.store import SCHEMA_VERSION, Store, engine_url
+from flyswat.server.store import Store, engine_url, head_revision
 
 from .conftest import Player, create_table, serve
 
@@ -51,7 +51,7 @@ def test_opening_again_keeps_everything_and_the_schema_version(url: str) -> None
     first.close()
     second = Store(url)
     try:
-        assert second.migrate() == SCHEMA_VERSION
+        assert second.migrate() == head_revision()
         assert second.events("CCCCCC") == [("create", {"options": {}, "host": 0})]
     finally:
         second.close()
@@ -70,3 +70,39 @@ async def test_a_game_on_the_store_is_rebuilt_by_a_new_server(url: str) -> None:
             await ana.play()
         reply = await asyncio.to_thread(live.get, f"/api/tables/{seated['code']}/record")
         assert verify_record(reply.json()) == []
+
+
+def test_a_store_made_before_alembic_is_taken_up_with_its_events(tmp_path) -> None:
+    import sqlite3
+
+    path = tmp_path / "old.db"
+    old = sqlite3.connect(path)  # the schema the hand-written migration made (version 1)
+    old.executescript(
+        """
+        CREATE TABLE flyswat_meta (key VARCHAR(64) PRIMARY KEY, value TEXT NOT NULL);
+        INSERT INTO flyswat_meta VALUES ('schema', '1');
+        CREATE TABLE flyswat_tables (code VARCHAR(16) PRIMARY KEY, state VARCHAR(16) NOT NULL,
+                                     created_at VARCHAR(40) NOT NULL);
+        CREATE TABLE flyswat_events (id INTEGER PRIMARY KEY AUTOINCREMENT,
+            code VARCHAR(16) NOT NULL, kind VARCHAR(16) NOT NULL, data TEXT NOT NULL,
+            at VARCHAR(40) NOT NULL);
+        CREATE TABLE flyswat_records (game_id VARCHAR(40) PRIMARY KEY,
+            code VARCHAR(16) NOT NULL, record TEXT NOT NULL);
+        INSERT INTO flyswat_tables VALUES ('OLDOLD', 'lobby', '2026-01-01T00:00:00Z');
+        INSERT INTO flyswat_events (code, kind, data, at)
+            VALUES ('OLDOLD', 'create', '{"host": 0}', '2026-01-01T00:00:00Z');
+        """
+    )
+    old.commit()
+    old.close()
+    store = Store(f"sqlite:///{path}")
+    try:
+        assert store.migrate() == head_revision()
+        assert store.events("OLDOLD") == [("create", {"host": 0})]
+        assert dict(store.codes()) == {"OLDOLD": "lobby"}
+        with store.engine.connect() as conn:
+            from sqlalchemy import inspect
+
+            assert "flyswat_meta" not in inspect(conn).get_table_names()
+    finally:
+        store.close()

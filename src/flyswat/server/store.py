@@ -1,8 +1,8 @@
 """The server's store: an append-only event log per table, and finished games' records.
 
 One SQLAlchemy Core schema serves SQLite (the default, an embedded file) and PostgreSQL
-(``postgresql://…`` uses the psycopg driver). The schema is created, or migrated to
-:data:`SCHEMA_VERSION`, when a :class:`Store` opens.
+(``postgresql://…`` uses the psycopg driver). The schema is created, or migrated to the
+newest Alembic revision (:mod:`flyswat.server.migrations`), when a :class:`Store` opens.
 
 Everything a table does that changes it is an event (:mod:`flyswat.table.events`, a
 discriminated union), stored before anyone is told of it, so that a table can be rebuilt after
@@ -16,8 +16,13 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
+from alembic import command
+from alembic.config import Config as AlembicConfig
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import (
     Column,
     Integer,
@@ -38,16 +43,11 @@ from sqlalchemy.engine import Connection, Engine
 from flyswat.table import events as ev
 from flyswat.table.events import Event, data_of, parse
 
-SCHEMA_VERSION = 1
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
+#: The schema as the code uses it; the migrations (not this) create and change it.
 metadata = MetaData()
 
-meta = Table(
-    "flyswat_meta",
-    metadata,
-    Column("key", String(64), primary_key=True),
-    Column("value", Text, nullable=False),
-)
 tables = Table(
     "flyswat_tables",
     metadata,
@@ -91,12 +91,19 @@ def now_iso() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _migrate_to_1(conn: Connection) -> None:
-    metadata.create_all(conn)
+def alembic_config(connection: Connection | None = None) -> AlembicConfig:
+    """Alembic's configuration for the store's migrations, on ``connection`` if given."""
+    config = AlembicConfig()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.attributes["connection"] = connection
+    return config
 
 
-#: version -> the step that brings the schema from version - 1 to it.
-MIGRATIONS = {1: _migrate_to_1}
+def head_revision() -> str:
+    """The newest revision of the schema."""
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    assert head is not None, "the migrations have a head"
+    return head
 
 
 class Store:
@@ -113,21 +120,13 @@ class Store:
             event.listen(self.engine, "connect", _sqlite_pragmas)
         self.migrate()
 
-    def migrate(self) -> int:
-        """Create or upgrade the schema to :data:`SCHEMA_VERSION`; returns the version."""
+    def migrate(self) -> str:
+        """Create or upgrade the schema to the newest revision; returns the revision."""
         with self.engine.begin() as conn:
-            meta.create(conn, checkfirst=True)
-            row = conn.execute(select(meta.c.value).where(meta.c.key == "schema")).first()
-            version = int(row[0]) if row else 0
-            for step in range(version + 1, SCHEMA_VERSION + 1):
-                MIGRATIONS[step](conn)
-            if row is None:
-                conn.execute(insert(meta).values(key="schema", value=str(SCHEMA_VERSION)))
-            elif version != SCHEMA_VERSION:
-                conn.execute(
-                    update(meta).where(meta.c.key == "schema").values(value=str(SCHEMA_VERSION))
-                )
-        return SCHEMA_VERSION
+            command.upgrade(alembic_config(conn), "head")
+            revision = MigrationContext.configure(conn).get_current_revision()
+        assert revision is not None
+        return revision
 
     def append(self, code: str, kind: str, data: dict[str, Any]) -> None:
         """Store one event of table ``code``; ``create``, ``start`` and ``over`` also set the
