@@ -79,6 +79,19 @@ CODES: dict[str, ErrorCode] = _codes(
     ("not_full", _I, 409, True, "every seat must be taken first"),
     ("not_ready", _I, 409, True, "not every player is ready"),
     ("expired", _I, 410, True, "the lobby was left unused and has closed"),
+    ("kicked", _I, 409, True, "the host removed you from the lobby"),
+    (
+        "not_absent",
+        _I,
+        409,
+        True,
+        "the seat's player is here: only an absent player's seat goes to a bot",
+    ),
+    # -- players -----------------------------------------------------------------------
+    ("no_player", _I, 404, True, "no player with that id"),
+    ("name_taken", _I, 409, True, "another player has that name"),
+    ("bad_secret", _I, 403, True, "that is not this player's secret"),
+    ("bad_claim", _I, 403, True, "no identity has that claim code, or it is spent"),
     # -- play --------------------------------------------------------------------------
     ("not_started", _I, 409, True, "the game has not started"),
     ("game_over", _I, 409, True, "the game is over"),

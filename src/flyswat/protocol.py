@@ -130,6 +130,11 @@ class TableOptions(_Model):
     start: int | None = Field(
         None, ge=0, le=MAX_SEATS - 1, description="start seat (R9); None = random"
     )
+    public: bool = Field(True, description="listed in GET /api/tables; false: by link only")
+    autofill_ms: int | None = Field(
+        None, ge=3000, le=120_000,
+        description="after this long in the lobby, bots take the free seats and the game starts",
+    )  # fmt: skip
 
 
 class PlayerInfo(_Model):
@@ -144,6 +149,9 @@ class PlayerInfo(_Model):
     connected: bool
     host: bool = False
     too_fast: int = Field(0, description="slaps refused as faster than humanly possible")
+    player: str | None = Field(None, description="the player's id, when they have an identity")
+    rating: int | None = Field(None, description="shown rating (a bot's is its level's)")
+    rematch: bool = Field(False, description="at the end: accepted another game")
 
 
 class TableInfo(_Model):
@@ -158,21 +166,30 @@ class TableInfo(_Model):
     commitment: str | None = Field(None, description="SHA-256 hex of the seed, from the start")
     seed: str | None = Field(None, description="the seed itself, once the game is over")
     record_url: str | None = None
+    fill_in_ms: int | None = Field(
+        None, description="lobby of a Play now table: ms until bots take the free seats"
+    )
+    games: int = Field(0, description="games played at this table (rematches count)")
 
 
 # -- HTTP bodies ----------------------------------------------------------------------------
 
 
 class CreateTable(TableOptions):
-    """``POST /api/tables``: the options, and the host's display name (the host takes a seat)."""
+    """``POST /api/tables``: the options, and the host's display name (the host takes a seat);
+    ``player`` and ``secret``: the host's identity (their own name is then used)."""
 
     name: str = Field(min_length=1, max_length=MAX_NAME)
+    player: str | None = Field(None, max_length=64)
+    secret: str | None = Field(None, max_length=64)
 
 
 class JoinTable(_Model):
-    """``POST /api/tables/{code}/join``."""
+    """``POST /api/tables/{code}/join``; ``player`` and ``secret`` as in :class:`CreateTable`."""
 
     name: str = Field(min_length=1, max_length=MAX_NAME)
+    player: str | None = Field(None, max_length=64)
+    secret: str | None = Field(None, max_length=64)
 
 
 class TableList(_Model):
@@ -199,6 +216,136 @@ class Seated(_Model):
     host: bool
     ws_url: str
     table_url: str
+
+
+# -- players (HTTP) -------------------------------------------------------------------------
+
+
+class NewPlayer(_Model):
+    """``POST /api/players``: the name, chosen once (unique per server)."""
+
+    name: str = Field(min_length=1, max_length=MAX_NAME)
+
+
+class PlayerAuth(_Model):
+    """A player's id and secret: ``POST /api/play``, ``POST /api/players/{id}/claim-code``."""
+
+    player: str = Field(max_length=64)
+    secret: str = Field(max_length=64)
+
+
+class Identity(_Model):
+    """Reply to ``POST /api/players`` and ``POST /api/players/claim``: keep the secret."""
+
+    player: str
+    secret: str
+    name: str
+
+
+class ClaimCode(_Model):
+    """Reply to ``POST /api/players/{id}/claim-code``: a one-time code for another device."""
+
+    code: str
+    expires_in_s: int
+
+
+class Claim(_Model):
+    """``POST /api/players/claim``: the code shown on the other device."""
+
+    code: str = Field(max_length=32)
+
+
+class Profile(_Model):
+    """``GET /api/players/{id}``: public facts about a player."""
+
+    id: str
+    name: str
+    created_at: str
+    rating: int = Field(description="shown rating: round(40 mu), 1000 for a new player")
+    mu: float
+    sigma: float
+    rank: int | None = Field(description="place on the leaderboard; null before a rated game")
+    games: int
+    rated_games: int
+    wins: int
+    points: int
+    flies: int
+    too_fast: int
+    reaction_ms: int | None = Field(description="mean effective time of their accepted slaps")
+
+
+class PlayedGame(_Model):
+    """One game of a player, as ``GET /api/players/{id}/games`` lists it."""
+
+    game_id: str
+    code: str
+    ended_at: str
+    seat: int
+    seats: int
+    place: int
+    points: int
+    flies: int
+    too_fast: int
+    slaps: int
+    reaction_ms: int | None
+    rated: bool
+    rating_before: int
+    rating_after: int
+    delta: int
+    record_url: str
+
+
+class PlayedGames(_Model):
+    """``GET /api/players/{id}/games[?before=N&limit=N]``: newest first; ``next`` is the
+    ``before`` of the next page, null at the end."""
+
+    games: list[PlayedGame]
+    next: int | None = None
+
+
+class Leader(_Model):
+    """One row of the leaderboard."""
+
+    rank: int
+    id: str
+    name: str
+    rating: int
+    conservative: int = Field(description="round(40 (mu - 3 sigma)): what the order is by")
+    games: int
+    rated_games: int
+
+
+class Leaderboard(_Model):
+    """``GET /api/leaderboard[?offset=N&limit=N]``."""
+
+    players: list[Leader]
+    total: int
+    bots: dict[str, int] = Field(description="the bots' fixed shown ratings, by level")
+
+
+class GameSeat(_Model):
+    """One seat of a finished game in :class:`GameSummary`."""
+
+    seat: int
+    place: int
+    player: str | None
+    level: str | None
+    flagged: bool
+    name: str | None = None
+    rated: bool | None = None
+    rating_before: int | None = None
+    rating_after: int | None = None
+    delta: int | None = None
+
+
+class GameSummary(_Model):
+    """``GET /api/games/{game_id}``: who played, their places, and their rating changes."""
+
+    game_id: str
+    code: str
+    ended_at: str
+    record_url: str
+    seats: list[GameSeat]
 
 
 class HttpError(_Model):
@@ -268,10 +415,44 @@ class Pong(_Model):
     id: int
 
 
+class Rematch(_Model):
+    """At the end: accept (or decline) another game at the same seats."""
+
+    type: Literal["rematch"]
+    accept: bool = True
+
+
+class Leave(_Model):
+    """In the lobby or at the end: give your seat up."""
+
+    type: Literal["leave"]
+
+
+class SeatBot(_Model):
+    """Host only, in the lobby or at the end: a bot of ``level`` takes ``seat`` (free, or
+    its player absent)."""
+
+    type: Literal["seat_bot"]
+    seat: int = Field(ge=0, le=MAX_SEATS - 1)
+    level: str = Field("normal", max_length=16)
+
+
+class Kick(_Model):
+    """Host only, in the lobby: remove ``seat``'s player from the table."""
+
+    type: Literal["kick"]
+    seat: int = Field(ge=0, le=MAX_SEATS - 1)
+
+
+#: The client messages about the table itself, not the game (flyswat.table.lifecycle).
+LIFECYCLE = (Rematch, Leave, SeatBot, Kick)
+
 ClientMessage: TypeAlias = Annotated[
-    Hello | Ready | Start | Reveal | Slap | Done | Pong, Field(discriminator="type")
+    Hello | Ready | Start | Reveal | Slap | Done | Pong | Rematch | Leave | SeatBot | Kick,
+    Field(discriminator="type"),
 ]
-CLIENT_TYPES = ("hello", "ready", "start", "reveal", "slap", "done", "pong")
+CLIENT_TYPES = ("hello", "ready", "start", "reveal", "slap", "done", "pong", "rematch", "leave",
+                "seat_bot", "kick")  # fmt: skip
 _client_adapter: TypeAdapter[Any] = TypeAdapter(cast(Any, ClientMessage))
 
 # -- server -> client -----------------------------------------------------------------------
@@ -381,6 +562,13 @@ class Ping(_Model):
     id: int
 
 
+class Rematched(_Model):
+    """A rematch began: the finished game is put away; ``started`` follows."""
+
+    type: Literal["rematched"] = "rematched"
+    table: TableInfo
+
+
 class Error(_Model):
     """Your last message was refused and changed nothing. ``code`` is machine-readable."""
 
@@ -399,7 +587,8 @@ ServerMessage: TypeAlias = Annotated[
     | RoundClosed
     | Over
     | Ping
-    | Error,
+    | Error
+    | Rematched,
     Field(discriminator="type"),
 ]
 
@@ -442,6 +631,15 @@ def json_schema() -> dict[str, Any]:
         Seated,
         TableInfo,
         HttpError,
+        NewPlayer,
+        PlayerAuth,
+        Identity,
+        ClaimCode,
+        Claim,
+        Profile,
+        PlayedGames,
+        Leaderboard,
+        GameSummary,
     ]
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

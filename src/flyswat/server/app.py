@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import contextlib
 import gc
+import json
 import logging
 import time
 from collections.abc import AsyncIterator, MutableMapping
@@ -34,10 +35,12 @@ from starlette.websockets import WebSocket
 from flyswat import protocol as p
 from flyswat.bots import LEVELS
 from flyswat.errors import FlyswatError, IllegalActionError, MalformedError
+from flyswat.server import players_store
 from flyswat.server.connection import CLOSE_EXPIRED, CLOSE_NOT_FOUND, Link
 from flyswat.server.limits import AddressBuckets, Limits, request_buckets, table_buckets
 from flyswat.server.limits import add_arguments as add_limit_arguments
 from flyswat.server.netinfo import rtt_reader
+from flyswat.server.players_routes import Players
 from flyswat.server.runner import Runner, monotonic_ms
 from flyswat.server.store import Store
 from flyswat.server.transport import RequestRateLimit, client_address, read_body, serve
@@ -89,7 +92,7 @@ def _page(runner: Runner, request: Request) -> p.TableList:
         if after not in codes:
             raise MalformedError(f"after={after!r} is no table of this list", "malformed")
         newest = newest[codes.index(after) + 1 :]
-    joinable = [t for t in newest if t.joinable()]
+    joinable = [t for t in newest if t.listed()]
     page = joinable[:limit]
     more = len(joinable) > limit
     return p.TableList(tables=[t.info() for t in page], levels=list(LEVELS),
@@ -99,15 +102,21 @@ def _page(runner: Runner, request: Request) -> p.TableList:
 def _routes(
     runner: Runner, tables: AddressBuckets, limits: Limits, rtt_fronts: frozenset[str]
 ) -> list[Route | WebSocketRoute]:
+    players = Players(runner, table_buckets(limits), _body)
+
     async def health(_: Request) -> JSONResponse:
         return JSONResponse({"ok": True, "tables": len(runner.tables)})
 
     async def create(request: Request) -> JSONResponse:
         try:
             body = await _body(request, p.CreateTable)  # a refused body costs no table
+            me = players.who(body.player, body.secret)
+            name = me[1] if me else players.anonymous_name(body.name)
             if not tables.allow(client_address(request.scope), time.monotonic()):
                 raise IllegalActionError("too many new tables from this address", "too_many_tables")
-            table, seat, token = runner.create(body)
+            body = body.model_copy(update={"name": name})
+            player, rating = (me[0], me[2]) if me else (None, None)
+            table, seat, token = runner.create(body, player, rating)
         except FlyswatError as e:
             return _error(e)
         return JSONResponse(seated(table, seat, token).model_dump(), status_code=201)
@@ -131,7 +140,9 @@ def _routes(
         try:
             table = runner.table(request.path_params["code"])
             body = await _body(request, p.JoinTable)
-            seat, token = runner.run(table, Join(body.name)).reply
+            me = players.who(body.player, body.secret)
+            join = Join(me[1], me[0], me[2]) if me else Join(players.anonymous_name(body.name))
+            seat, token = runner.run(table, join).reply
         except FlyswatError as e:
             return _error(e)
         return JSONResponse(seated(table, seat, token).model_dump(), status_code=201)
@@ -149,8 +160,11 @@ def _routes(
         code = request.path_params["code"]
         table = runner.tables.get(code)
         found = table.record if table is not None else None
-        if found is None:
-            found = runner.store.record(code)
+        if found is None:  # the last game of the table (a rematch plays more than one)
+            with runner.store.engine.connect() as conn:
+                last = players_store.latest_game(conn, code)
+                text = players_store.record_of(conn, last) if last else None
+            found = json.loads(text) if text else runner.store.record(code)
         if found is not None:
             return JSONResponse(found)
         if table is None and not runner.store.exists(code):
@@ -168,6 +182,7 @@ def _routes(
         Route("/api/tables/{code}/join", join, methods=["POST"]),
         Route("/api/tables/{code}/start", start, methods=["POST"]),
         Route("/api/tables/{code}/record", record),
+        *players.routes(),
         WebSocketRoute("/ws/{code}", ws),
     ]
 

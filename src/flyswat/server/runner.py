@@ -155,13 +155,17 @@ class Runner:
             raise IllegalActionError(f"no table {code!r}", "not_found")
         return table
 
-    def create(self, body: p.CreateTable) -> tuple[Table, int, str]:
-        """A new table with its host seated: ``(table, seat, token)``."""
-        options = p.TableOptions(**body.model_dump(exclude={"name"}))
+    def create(
+        self, body: p.CreateTable, player: str | None = None, rating: int | None = None
+    ) -> tuple[Table, int, str]:
+        """A new table with its host seated: ``(table, seat, token)``; ``player``: the host's
+        id (checked by the caller) and ``rating`` their shown rating."""
+        options = p.TableOptions(**body.model_dump(exclude={"name", "player", "secret"}))
         code = new_code()
         while code in self.tables or self.store.exists(code):
             code = new_code()
         table, outcome = Table.create(code, options, body.name, self.sources(), self.clock(),
+                                      player=player, rating=rating,
                                       **self._table_settings())  # fmt: skip
         self.tables[code] = table
         self.carry_out(table, outcome)

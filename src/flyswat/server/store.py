@@ -40,6 +40,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection, Engine
 
+from flyswat.server import players_store
 from flyswat.table import events as ev
 from flyswat.table.events import Event, data_of, parse
 
@@ -162,6 +163,7 @@ class Store:
                         conn.execute(delete(records).where(records.c.game_id == event.game_id))
                         row = {"game_id": event.game_id, "code": code, "record": json.dumps(record)}
                         conn.execute(insert(records).values(**row))
+                    players_store.record_game(conn, code, event, at)
                 rows.append({"code": code, "kind": event.kind, "data": json.dumps(data), "at": at})
             if rows:
                 conn.execute(_NEW_EVENT, rows)

@@ -30,7 +30,7 @@ from flyswat.errors import FlyswatError, IllegalActionError, MalformedError
 from flyswat.rules import Rules
 from flyswat.shuffle import commitment
 from flyswat.table import events as ev
-from flyswat.table import sessions, turns
+from flyswat.table import lifecycle, sessions, turns
 from flyswat.table.io import (
     Command,
     Gone,
@@ -117,6 +117,9 @@ class Table:
         self.bot_plans: list[tuple[float, int, Card, int, bool]] = []
         self.turn_due: float | None = None
         self.idle_since: float | None = None
+        self.fill_due: float | None = None  # a Play now lobby: when bots take the free seats
+        self.games_played = 0  # games put away by a rematch
+        self.now = 0.0  # the time of the command being handled
         self.out = Outcome()
 
     # -- building ------------------------------------------------------------------------
@@ -124,7 +127,7 @@ class Table:
     @classmethod
     def create(
         cls, code: str, options: p.TableOptions, host_name: str, sources: Sources, now: float,
-        **kw: Any,
+        *, player: str | None = None, rating: int | None = None, **kw: Any,
     ) -> tuple[Table, Outcome]:  # fmt: skip
         """A new table whose host takes the first human seat; the outcome's ``reply`` is
         ``(seat, token)``. Raises ``bad_options``, ``bad_rules``, ``bad_level``, ``bad_name``."""
@@ -133,11 +136,13 @@ class Table:
         host = next(s for s in range(options.seats) if s not in {b.seat for b in options.bots})
         created = ev.Created(options=options, host=host, created_at=sources.wall())
         table = cls(code, created, sources, **kw)
-        table.idle_since = now
+        table.idle_since = table.now = now
         out = table._begin()
         out.events.append(created)
         token = sources.token()
-        table.emit(ev.Joined(seat=host, name=name, token_hash=token_hash(token)))
+        table.emit(ev.Joined(seat=host, name=name, token_hash=token_hash(token), player=player,
+                             rating=rating))  # fmt: skip
+        lifecycle.arm(table, now)
         out.reply = (host, token)
         return table, table._end()
 
@@ -156,8 +161,9 @@ class Table:
         table = cls(code, first, sources, **kw)
         for event in events[1:]:
             table.apply(event)
-        table.idle_since = now
+        table.idle_since = table.now = now
         table._begin()
+        lifecycle.arm(table, now)
         if table.state == "playing" and table.game is not None:
             if table.game.over:
                 turns.finish(table)
@@ -173,9 +179,11 @@ class Table:
         match event:
             case ev.Joined(seat=seat, name=name, token_hash=hashed):
                 self.seats[seat].name, self.seats[seat].token_hash = name, hashed
+                self.seats[seat].player, self.seats[seat].rating = event.player, event.rating
             case ev.Released(seat=seat):
                 gone = self.seats[seat]
                 gone.name, gone.token_hash, gone.ready, gone.away_since = None, None, False, None
+                gone.player = gone.rating = None
             case ev.ReadySet(seat=seat, ready=ready):
                 self.seats[seat].ready = ready
             case ev.Started():
@@ -203,6 +211,8 @@ class Table:
                 self.turn_due = None
             case ev.Expired():
                 self.state, self.idle_since = "expired", None
+            case ev.RematchSet() | ev.Reset() | ev.Left() | ev.Kicked() | ev.SeatToBot():
+                lifecycle.apply(self, event)
             case ev.Created():
                 raise MalformedError(f"table {self.code}: a second create event")
             case _:
@@ -215,6 +225,7 @@ class Table:
         raises :class:`FlyswatError` and changes nothing; a refused message is answered with
         an ``error`` to its connection."""
         self._begin()
+        self.now = now
         match command:
             case Message(conn=conn_id):
                 self._message(command, now)
@@ -240,7 +251,7 @@ class Table:
                 ):
                     self.clock.delivered(conn.seat, now)
             case Join(name=name):
-                self.out.reply = self._join(name, now)
+                self.out.reply = self._join(name, now, command.player, command.rating)
             case StartBy(token=token):
                 seat = next((s.index for s in self.seats if s.holds(token)), None)
                 if seat is None:
@@ -248,6 +259,7 @@ class Table:
                 self._start(seat, now)
             case Tick():
                 turns.tick(self, now)
+                lifecycle.tick(self, now)
                 self._release_away(now)
                 idle = self.idle_since
                 if self.state == "lobby" and idle is not None and now >= idle + self.lobby_ttl_ms:
@@ -259,6 +271,7 @@ class Table:
         """When the table must be handed a :class:`Tick`, or None."""
         times = [t for t in (self.turn_due, turns.round_deadline(self)) if t is not None]
         times += [at for at, *_ in self.bot_plans[:1]]
+        times += [at for at in [lifecycle.wake_at(self)] if at is not None]
         if self.state == "lobby" and self.idle_since is not None:
             times.append(self.idle_since + self.lobby_ttl_ms)
         if self.state == "lobby":
@@ -318,6 +331,9 @@ class Table:
                     connected=s.connected,
                     host=s.index == self.host,
                     too_fast=s.too_fast,
+                    player=s.player,
+                    rating=lifecycle.rating_of(self, s.index),
+                    rematch=s.rematch or (s.is_bot and self.state == "over"),
                 )
                 for s in self.seats
             ],
@@ -326,6 +342,8 @@ class Table:
             commitment=commitment(game.seed) if game and game.seed else None,
             seed=str(game.seed) if over and game else None,
             record_url=f"/api/tables/{self.code}/record" if over else None,
+            fill_in_ms=lifecycle.fill_in_ms(self),
+            games=self.games_played + (1 if over else 0),
         )
 
     def view_of(self, seat: int | None) -> Any:
@@ -335,6 +353,10 @@ class Table:
     def joinable(self) -> bool:
         """In the lobby with a human seat free."""
         return self.state == "lobby" and any(not s.joined for s in self.seats)
+
+    def listed(self) -> bool:
+        """Joinable, and public (a private table is reached by its link only)."""
+        return self.options.public and self.joinable()
 
     def _turn_left(self, now: float) -> int | None:
         game = self.game
@@ -404,6 +426,8 @@ class Table:
             turns.slap(self, seat, msg.card, msg.ms, msg.turn, now)
         elif isinstance(msg, p.Done):
             turns.done(self, seat, msg.turn, now)
+        elif isinstance(msg, p.LIFECYCLE):
+            lifecycle.act(self, seat, msg, now)
 
     # -- lobby -----------------------------------------------------------------------------
 
@@ -419,7 +443,9 @@ class Table:
         if away:
             self.table_update()
 
-    def _join(self, name: str, now: float) -> tuple[int, str]:
+    def _join(
+        self, name: str, now: float, player: str | None = None, rating: int | None = None
+    ) -> tuple[int, str]:
         if self.state == "expired":
             raise IllegalActionError("this lobby was left unused and has closed", "expired")
         if self.state != "lobby":
@@ -428,11 +454,15 @@ class Table:
         free = next((s for s in self.seats if not s.joined), None)
         if free is None:
             raise IllegalActionError("every seat is taken", "table_full")
+        if player is not None and any(s.player == player for s in self.seats):
+            raise IllegalActionError("you already hold a seat at this table", "table_full")
         token = self.sources.token()
-        self.emit(ev.Joined(seat=free.index, name=cleaned, token_hash=token_hash(token)))
+        self.emit(ev.Joined(seat=free.index, name=cleaned, token_hash=token_hash(token),
+                            player=player, rating=rating))  # fmt: skip
         free.away_since = now  # until its holder connects
         self.idle_since = now if not self.conns else None
         self.table_update()
+        lifecycle.joined(self, now)
         return free.index, token
 
     def _start(self, seat: int, now: float) -> None:
@@ -447,6 +477,11 @@ class Table:
         waiting = [str(s.name) for s in self.seats if not (s.ready or s.is_bot or s.index == seat)]
         if waiting:
             raise IllegalActionError(f"not ready yet: {', '.join(waiting)}", "not_ready")
+        self.begin_game(now)
+
+    def begin_game(self, now: float) -> None:
+        """Start the game (checked by the caller: the host's start, a rematch, Play now)."""
+        self.fill_due = None
         start = self.options.start
         self.emit(ev.Started(
             game_id=self.sources.game_id(), seed=self.sources.seed(),

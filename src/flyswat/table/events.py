@@ -37,6 +37,8 @@ class Joined(_Event):
     seat: int
     name: str
     token_hash: str
+    player: str | None = None  # the player's id, when they came with an identity
+    rating: int | None = None  # their shown rating when they took the seat
 
 
 class Released(_Event):
@@ -116,12 +118,52 @@ class Over(_Event):
     kind: Literal["over"] = "over"
     game_id: str
     record: dict[str, Any] | None = None
+    players: list[str | None] | None = None  # each seat's player id (None: a bot, no identity)
+    too_fast: list[int] | None = None  # each seat's slaps refused as too fast in the game
 
 
 class Expired(_Event):
     """The lobby was left unused for too long and closed."""
 
     kind: Literal["expire"] = "expire"
+
+
+class RematchSet(_Event):
+    """At the end, ``seat`` accepts (or declines) another game at the same seats."""
+
+    kind: Literal["rematch"] = "rematch"
+    seat: int
+    accept: bool = True
+
+
+class Reset(_Event):
+    """Every seat accepted the rematch: the finished game is put away and the table is set
+    for the next one (the seats and their players stay; too-fast counts start again)."""
+
+    kind: Literal["reset"] = "reset"
+
+
+class Left(_Event):
+    """``seat``'s player gave the seat up; ``host`` is the host's seat after it."""
+
+    kind: Literal["leave"] = "leave"
+    seat: int
+    host: int
+
+
+class Kicked(_Event):
+    """The host removed ``seat``'s player from the lobby."""
+
+    kind: Literal["kick"] = "kick"
+    seat: int
+
+
+class SeatToBot(_Event):
+    """The seat (free, or its player absent) is played by a server bot of ``level`` from now."""
+
+    kind: Literal["seat_bot"] = "seat_bot"
+    seat: int
+    level: str
 
 
 class LegacySlap(BaseModel):
@@ -153,7 +195,12 @@ Event: TypeAlias = Annotated[
     | Closed
     | Over
     | Expired
-    | LegacyRound,
+    | LegacyRound
+    | RematchSet
+    | Reset
+    | Left
+    | Kicked
+    | SeatToBot,
     Field(discriminator="kind"),
 ]
 _adapter: TypeAdapter[Any] = TypeAdapter(cast(Any, Event))

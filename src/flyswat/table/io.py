@@ -70,9 +70,13 @@ class Sent:
 
 @dataclass(frozen=True, slots=True)
 class Join:
-    """Someone takes the next free human seat under ``name`` (HTTP)."""
+    """Someone takes the next free human seat under ``name`` (HTTP); ``player`` is their
+    id when they came with an identity (checked by the server), ``rating`` their shown
+    rating."""
 
     name: str
+    player: str | None = None
+    rating: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -78,6 +78,9 @@ class Seat:
     bucket: Bucket = field(default_factory=Bucket)
     too_fast: int = 0
     away_since: float | None = None  # in the lobby: joined, and no connection since then
+    player: str | None = None  # the player's id, when they came with an identity
+    rating: int | None = None  # their shown rating when they sat down
+    rematch: bool = False  # at the end: accepted another game
 
     @property
     def is_bot(self) -> bool:

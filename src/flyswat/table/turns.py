@@ -18,6 +18,7 @@ from flyswat.engine import Game
 from flyswat.errors import FlyswatError, IllegalActionError
 from flyswat.record import to_record
 from flyswat.table import events as ev
+from flyswat.table import lifecycle
 from flyswat.view import view
 
 if TYPE_CHECKING:
@@ -219,7 +220,7 @@ def finish(t: Table) -> None:
     entries = [s.record_entry() for s in t.seats]
     record = to_record(game, entries, id=t.game_id, started_at=t.started_at,
                        with_commitment=True, min_reaction_ms=MIN_HUMAN_MS)  # fmt: skip
-    t.emit(ev.Over(game_id=t.game_id, record=record))
+    t.emit(lifecycle.over(t, t.game_id, record))
     info = t.info()
     t.broadcast(lambda v: p.Over(
         result=record["result"], seed=str(game.seed), commitment=record["commitment"],

@@ -1,0 +1,80 @@
+"""A player's identity without sign-up: an id, a secret the browser keeps, one name.
+
+The server stores a secret only as its SHA-256 (as it stores seat tokens), and compares in
+constant time. A name is chosen once and is unique per server by its *key* (case, width and
+spacing folded, :func:`name_key`); names that read as a bot's or a free seat's ("Bot 2",
+"bot", "Seat 3", in any of the client's languages) are refused, so nobody can pose as one.
+A one-time *claim code* moves an identity to another device.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import unicodedata
+
+from flyswat.errors import MalformedError
+
+#: The longest name (the protocol's).
+MAX_NAME = 32
+#: Player ids and secrets are URL-safe base64 of this many random bytes' worth of text.
+ID_CHARS = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
+#: A claim code: letters and digits that do not look alike, in groups for reading aloud.
+CLAIM_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+CLAIM_LENGTH = 8
+#: How long a claim code may be used (s).
+CLAIM_TTL_S = 600
+
+#: Words that name a bot or a free seat in the client's languages (web/i18n), compared by
+#: :func:`name_key`: a name that is one of them alone or with a number ("Bot 2", "Máy 3",
+#: "Seat #4") is not a person's, nor is any name whose first word is "bot".
+_RESERVED = ("bot", "robot", "robo", "may", "seat", "lugar", "asiento", "platz", "cho")
+_RESERVED_RE = re.compile(
+    r"^(?:(?:" + "|".join(_RESERVED) + r")[\s\W_]*\d*[\s\W_]*|bot\b.*|bot\d.*)$"
+)
+
+
+def hash_secret(secret: str) -> str:
+    """What the store keeps of a secret (or a claim code): its SHA-256, hex."""
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+def secret_matches(stored_hash: str | None, secret: str) -> bool:
+    """Does ``secret`` hash to ``stored_hash``? Constant time; False when nothing is stored."""
+    return stored_hash is not None and hmac.compare_digest(stored_hash, hash_secret(secret))
+
+
+def clean_name(name: str) -> str:
+    """A player's display name, its spaces collapsed; raises :class:`MalformedError`
+    ``bad_name`` when it is empty, too long, not printable, or reads as a bot or a seat."""
+    cleaned = " ".join(unicodedata.normalize("NFC", name).split())
+    if not 1 <= len(cleaned) <= MAX_NAME or not cleaned.isprintable():
+        raise MalformedError(f"a name is 1 to {MAX_NAME} printable characters", "bad_name")
+    if _RESERVED_RE.match(name_key(cleaned)):
+        raise MalformedError("that name reads as a bot's or a seat's: choose another", "bad_name")
+    return cleaned
+
+
+def name_key(name: str) -> str:
+    """The form two names are compared in: compatibility-folded (full-width letters, ligatures),
+    case-folded, spaces collapsed, and the marks that make look-alikes stripped ("Ána" is
+    "ana")."""
+    folded = unicodedata.normalize("NFKD", name).casefold()
+    bare = "".join(c for c in folded if not unicodedata.combining(c))
+    bare = re.sub(r"[\u200b-\u200f\u2060\ufeff]", "", bare)  # invisible characters
+    return " ".join(bare.split())
+
+
+def valid_id(text: str) -> bool:
+    """Is ``text`` shaped like a player id or a secret (never looked up otherwise)?"""
+    return bool(ID_CHARS.match(text))
+
+
+def clean_claim(code: str) -> str:
+    """A claim code as typed ("abcd-2345", spaces and dashes allowed), in its stored form;
+    raises :class:`MalformedError` when it cannot be one."""
+    bare = re.sub(r"[\s-]", "", code).upper()
+    if len(bare) != CLAIM_LENGTH or any(c not in CLAIM_ALPHABET for c in bare):
+        raise MalformedError(f"a claim code is {CLAIM_LENGTH} letters and digits")
+    return bare

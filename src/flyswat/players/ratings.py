@@ -1,0 +1,131 @@
+"""Ratings: openskill's Plackett–Luce model over a finished game's places.
+
+A game is rated for every seat held by a player with an identity who was not flagged for
+too-fast slaps in it; the places are the ranks, shared places (R24) are ties. Bots take part
+with the fixed rating of their level (:data:`BOT_RATINGS`), so a game against bots counts,
+and are never changed. Flagged players and seats without an identity take no part at all.
+A game with no one to rate, or fewer than two taking part, changes nothing.
+
+Ratings are shown as ``round(40 * mu)`` (:func:`shown`): 1000 for a new player, whose ``mu``
+is openskill's default 25; the leaderboard orders players by the conservative
+``mu - 3 sigma`` (:func:`ordinal`), so a few lucky games do not top it.
+
+:func:`rate_game` is a pure function of the ratings before and the game; folding it over
+games in the order they ended (:func:`replay`) gives the ratings the store keeps, game by
+game (a property test holds the two to each other).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+#: openskill's defaults: a new player's mu and sigma.
+MU, SIGMA = 25.0, 25.0 / 3
+#: Shown rating points per unit of mu.
+SCALE = 40
+
+
+@dataclass(frozen=True, slots=True)
+class Rating:
+    """A player's skill estimate: ``mu`` and its uncertainty ``sigma``."""
+
+    mu: float = MU
+    sigma: float = SIGMA
+
+    @property
+    def shown(self) -> int:
+        """The rating shown to players (:func:`shown`)."""
+        return shown(self.mu)
+
+    @property
+    def ordinal(self) -> float:
+        """The conservative estimate the leaderboard orders by."""
+        return ordinal(self.mu, self.sigma)
+
+
+def shown(mu: float) -> int:
+    """The rating shown for ``mu``: 1000 for a new player."""
+    return round(SCALE * mu)
+
+
+def ordinal(mu: float, sigma: float) -> float:
+    """``mu - 3 sigma``: what the leaderboard orders by."""
+    return mu - 3 * sigma
+
+
+#: The bots' fixed ratings per level, calibrated with ``python -m flyswat.sim.calibrate
+#: --games 20000`` (docs/PLAYERS.md): normal is pinned at a new player's 25.
+BOT_RATINGS: dict[str, Rating] = {
+    "easy": Rating(2.4, 1.0),
+    "normal": Rating(25.0, 1.0),
+    "hard": Rating(56.3, 1.0),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One seat of a finished game, as rating sees it: its ``place`` (1 = first), and either
+    a ``player`` id (a human with an identity) or a bot ``level``; ``flagged`` when the seat
+    had slaps refused as too fast in the game."""
+
+    seat: int
+    place: int
+    player: str | None = None
+    level: str | None = None
+    flagged: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """This entry as stored."""
+        return {"seat": self.seat, "place": self.place, "player": self.player,
+                "level": self.level, "flagged": self.flagged}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Entry:
+        """The entry :meth:`to_json` wrote."""
+        return cls(int(data["seat"]), int(data["place"]), data.get("player"),
+                   data.get("level"), bool(data.get("flagged", False)))  # fmt: skip
+
+
+def rated_players(entries: Sequence[Entry]) -> list[str]:
+    """The players whose rating the game changes (none when it is not rated)."""
+    players = [e.player for e in entries if e.player is not None and not e.flagged]
+    taking_part = len(players) + sum(1 for e in entries if e.level in BOT_RATINGS)
+    return players if players and taking_part >= 2 and len(set(players)) == len(players) else []
+
+
+@cache
+def _model() -> Any:
+    from openskill.models import PlackettLuce
+
+    return PlackettLuce()
+
+
+def rate_game(before: Mapping[str, Rating], entries: Sequence[Entry]) -> dict[str, Rating]:
+    """The new ratings of the players the game rates (:func:`rated_players`), from their
+    ratings ``before`` (a player missing from it is new). Bots are fixed; flagged players
+    and seats without an identity take no part."""
+    players = set(rated_players(entries))
+    if not players:
+        return {}
+    model = _model()
+    field = [
+        e for e in entries if e.player in players or (e.player is None and e.level in BOT_RATINGS)
+    ]
+    teams = []
+    for e in field:
+        r = before.get(e.player, Rating()) if e.player is not None else BOT_RATINGS[str(e.level)]
+        teams.append([model.rating(mu=r.mu, sigma=r.sigma)])
+    rated = model.rate(teams, ranks=[float(e.place) for e in field])
+    return {e.player: Rating(t[0].mu, t[0].sigma) for e, t in zip(field, rated, strict=True)
+            if e.player is not None}  # fmt: skip
+
+
+def replay(games: Iterable[Sequence[Entry]]) -> dict[str, Rating]:
+    """Every player's rating after ``games``, rated one after another from scratch."""
+    ratings: dict[str, Rating] = {}
+    for entries in games:
+        ratings.update(rate_game(ratings, entries))
+    return ratings

@@ -1,0 +1,233 @@
+"""The players' HTTP routes: identities, profiles, games, the leaderboard, Play now.
+
+Thin, as :mod:`flyswat.server.app` is: each parses its input with a :mod:`flyswat.protocol`
+model, reads or writes the store through :mod:`flyswat.server.players_store` in one short
+transaction, and hands table commands to the :class:`~flyswat.server.runner.Runner`. The
+randomness an identity needs (ids, secrets, claim codes) is drawn here, from ``secrets``.
+See ``docs/PROTOCOL.md`` (Players).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from flyswat import protocol as p
+from flyswat.errors import FlyswatError, IllegalActionError, MalformedError
+from flyswat.players import identity
+from flyswat.players.ratings import BOT_RATINGS, Rating
+from flyswat.server import players_store as ps
+from flyswat.server.limits import AddressBuckets
+from flyswat.server.runner import Runner
+from flyswat.server.transport import client_address
+from flyswat.table.core import Table
+from flyswat.table.io import Join
+
+#: Pages of a player's games, and of the leaderboard: by default and at most.
+GAMES_PAGE, MAX_GAMES_PAGE = 20, 100
+BOARD_PAGE, MAX_BOARD_PAGE = 50, 200
+MAX_OFFSET = 1_000_000
+#: Play now: seats, cards removed (a half-length game, R6), and the wait before bots fill in.
+PLAY_NOW_SEATS, PLAY_NOW_REMOVE, PLAY_NOW_WAIT_MS = 4, 56, 15_000
+
+Handler = Callable[[Request], Coroutine[Any, Any, Response]]
+BodyReader = Callable[[Request, type[Any]], Coroutine[Any, Any, Any]]
+
+
+def _error(e: FlyswatError) -> JSONResponse:
+    return JSONResponse({"error": e.code, "message": e.message}, status_code=e.status)
+
+
+def _int(request: Request, name: str, default: int | None, low: int, high: int) -> int | None:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    if not raw.isascii() or not raw.isdigit() or len(raw) > 12:
+        raise MalformedError(f"{name} is a whole number from {low} to {high}")
+    value = int(raw)
+    if not low <= value <= high:
+        raise MalformedError(f"{name} is a whole number from {low} to {high}")
+    return value
+
+
+def _player_id(request: Request) -> str:
+    pid = str(request.path_params["player"])
+    if not identity.valid_id(pid):
+        raise MalformedError("a player id is 8 to 64 letters, digits, '-' or '_'")
+    return pid
+
+
+class Players:
+    """The players' routes over one runner's store (its engine)."""
+
+    def __init__(self, runner: Runner, buckets: AddressBuckets, body: BodyReader) -> None:
+        self.runner = runner
+        self.engine = runner.store.engine
+        self.buckets = buckets
+        self.body = body
+
+    # -- who the caller is ----------------------------------------------------------------
+
+    def who(self, player: str | None, secret: str | None) -> tuple[str, str, int] | None:
+        """``(id, name, shown rating)`` of a caller who gave an identity; None for none.
+        Raises ``bad_secret`` for an id without its secret, or a wrong one."""
+        if player is None and secret is None:
+            return None
+        if player is None or secret is None:
+            raise IllegalActionError("an identity is a player id and its secret", "bad_secret")
+        with self.engine.connect() as conn:
+            row = ps.authenticate(conn, player, secret)
+        return row["id"], row["name"], Rating(row["mu"], row["sigma"]).shown
+
+    def anonymous_name(self, name: str) -> str:
+        """A name given without an identity: not a bot's or a seat's, nor a player's."""
+        cleaned = identity.clean_name(name)
+        with self.engine.connect() as conn:
+            if ps.name_taken(conn, cleaned):
+                raise IllegalActionError(f"{cleaned!r} is a player's name", "name_taken")
+        return cleaned
+
+    def _limited(self, request: Request) -> None:
+        if not self.buckets.allow(client_address(request.scope), time.monotonic()):
+            raise IllegalActionError("too many requests of this kind: slow down", "rate_limited")
+
+    # -- routes ---------------------------------------------------------------------------
+
+    async def register(self, request: Request) -> Response:
+        body = await self.body(request, p.NewPlayer)
+        name = identity.clean_name(body.name)
+        self._limited(request)
+        pid, secret = secrets.token_urlsafe(12), secrets.token_urlsafe(24)
+        with self.engine.begin() as conn:
+            ps.register(conn, pid, name, secret, ps_now())
+        reply = p.Identity(player=pid, secret=secret, name=name)
+        return JSONResponse(reply.model_dump(), status_code=201)
+
+    async def profile(self, request: Request) -> Response:
+        pid = _player_id(request)
+        with self.engine.connect() as conn:
+            return JSONResponse(p.Profile(**ps.profile(conn, pid)).model_dump())
+
+    async def games(self, request: Request) -> Response:
+        pid = _player_id(request)
+        before = _int(request, "before", None, 1, 2**53)
+        limit = _int(request, "limit", GAMES_PAGE, 1, MAX_GAMES_PAGE) or GAMES_PAGE
+        with self.engine.connect() as conn:
+            rows, nxt = ps.games_page(conn, pid, before, limit)
+        return JSONResponse(p.PlayedGames(games=[p.PlayedGame(**r) for r in rows],
+                                          next=nxt).model_dump())  # fmt: skip
+
+    async def claim_code(self, request: Request) -> Response:
+        body = await self.body(request, p.PlayerAuth)
+        self.who(body.player, body.secret)
+        code = "".join(secrets.choice(identity.CLAIM_ALPHABET)
+                       for _ in range(identity.CLAIM_LENGTH))  # fmt: skip
+        with self.engine.begin() as conn:
+            ps.set_claim(conn, body.player, code, time.time() + identity.CLAIM_TTL_S)
+        shown = f"{code[:4]}-{code[4:]}"
+        return JSONResponse(p.ClaimCode(code=shown, expires_in_s=identity.CLAIM_TTL_S).model_dump())
+
+    async def claim(self, request: Request) -> Response:
+        body = await self.body(request, p.Claim)
+        self._limited(request)
+        code = identity.clean_claim(body.code)
+        secret = secrets.token_urlsafe(24)
+        with self.engine.begin() as conn:
+            row = ps.claim(conn, code, secret, time.time())
+        return JSONResponse(
+            p.Identity(player=row["id"], secret=secret, name=row["name"]).model_dump()
+        )
+
+    async def leaderboard(self, request: Request) -> Response:
+        limit = _int(request, "limit", BOARD_PAGE, 1, MAX_BOARD_PAGE) or BOARD_PAGE
+        offset = _int(request, "offset", 0, 0, MAX_OFFSET) or 0
+        with self.engine.connect() as conn:
+            rows, total = ps.leaderboard(conn, limit, offset)
+        bots = {level: r.shown for level, r in BOT_RATINGS.items()}
+        board = p.Leaderboard(players=[p.Leader(**r) for r in rows], total=total, bots=bots)
+        return JSONResponse(board.model_dump())
+
+    async def game(self, request: Request) -> Response:
+        with self.engine.connect() as conn:
+            found = ps.game_summary(conn, str(request.path_params["game"]))
+        if found is None:
+            raise IllegalActionError("no finished game with that id", "not_found")
+        return JSONResponse(p.GameSummary(**found).model_dump())
+
+    async def game_record(self, request: Request) -> Response:
+        with self.engine.connect() as conn:
+            found = ps.record_of(conn, str(request.path_params["game"]))
+        if found is None:
+            raise IllegalActionError("no finished game with that id", "not_found")
+        name = f"flyswat-{request.path_params['game']}.json"
+        return Response(found, media_type="application/json",
+                        headers={"content-disposition": f'inline; filename="{name}"'})  # fmt: skip
+
+    async def play_now(self, request: Request) -> Response:
+        body = await self.body(request, p.PlayerAuth)
+        me = self.who(body.player, body.secret)
+        assert me is not None
+        pid, name, rating = me
+        for table in reversed(list(self.runner.tables.values())):
+            if table.listed() and table.options.autofill_ms is not None and not _seated(table, pid):
+                seat, token = self.runner.run(table, Join(name, pid, rating)).reply
+                return _seated_reply(table, seat, token)
+        self._limited(request)
+        create = p.CreateTable.model_validate({"name": name, "seats": PLAY_NOW_SEATS,
+            "remove": PLAY_NOW_REMOVE, "autofill_ms": PLAY_NOW_WAIT_MS})  # fmt: skip
+        table, seat, token = self.runner.create(create, player=pid, rating=rating)
+        return _seated_reply(table, seat, token)
+
+    def routes(self) -> list[Route]:
+        """The routes, each answering a refused request with its error."""
+
+        def guarded(handler: Handler) -> Handler:
+            async def route(request: Request) -> Response:
+                try:
+                    return await handler(request)
+                except FlyswatError as e:
+                    return _error(e)
+
+            return route
+
+        return [
+            Route("/api/players", guarded(self.register), methods=["POST"]),
+            Route("/api/players/claim-code", guarded(self.claim_code), methods=["POST"]),
+            Route("/api/players/claim", guarded(self.claim), methods=["POST"]),
+            Route("/api/players/{player}", guarded(self.profile)),
+            Route("/api/players/{player}/games", guarded(self.games)),
+            Route("/api/leaderboard", guarded(self.leaderboard)),
+            Route("/api/games/{game}", guarded(self.game)),
+            Route("/api/games/{game}/record", guarded(self.game_record)),
+            Route("/api/play", guarded(self.play_now), methods=["POST"]),
+        ]
+
+
+def ps_now() -> str:
+    """The wall-clock time for a new player's row."""
+    from flyswat.server.store import now_iso
+
+    return now_iso()
+
+
+def _seated(table: Table, player: str) -> bool:
+    return any(s.player == player for s in table.seats)
+
+
+def _seated_reply(table: Table, seat: int, token: str) -> JSONResponse:
+    code = table.code
+    reply = p.Seated(code=code, seat=seat, token=token, host=seat == table.host,
+                     ws_url=f"/ws/{code}", table_url=f"/?table={code}")  # fmt: skip
+    return JSONResponse(reply.model_dump(), status_code=201)
+
+
+def record_text(record: dict[str, Any]) -> str:
+    """A record as the download sends it."""
+    return json.dumps(record, indent=2)

@@ -1,0 +1,373 @@
+"""The players' part of the store: identities, ratings, each player's games.
+
+Functions of an SQLAlchemy :class:`~sqlalchemy.engine.Connection`, so that they run in the
+transaction their caller holds: :func:`record_game` runs in the one that stores a game's
+``over`` event (:meth:`flyswat.server.store.Store.append_all`), so a game's record, its rows
+per player and the new ratings are committed together or not at all. The schema is
+migration ``0002`` (:mod:`flyswat.server.migrations`); the same code runs on SQLite and
+PostgreSQL. Rating itself is :mod:`flyswat.players.ratings` (pure).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Float,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    func,
+    insert,
+    select,
+    update,
+)
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError
+
+from flyswat.errors import IllegalActionError
+from flyswat.players.identity import hash_secret, name_key, secret_matches
+from flyswat.players.ratings import Entry, Rating, ordinal, rate_game, rated_players, replay
+from flyswat.table import events as ev
+
+metadata = MetaData()
+
+players = Table(
+    "flyswat_players",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("name", String(64), nullable=False),
+    Column("name_key", String(160), nullable=False, unique=True),
+    Column("secret_hash", String(64), nullable=False),
+    Column("created_at", String(40), nullable=False),
+    Column("mu", Float, nullable=False),
+    Column("sigma", Float, nullable=False),
+    Column("games", Integer, nullable=False),
+    Column("rated", Integer, nullable=False),
+    Column("claim_hash", String(64)),
+    Column("claim_until", Float),
+)
+games = Table(
+    "flyswat_games",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("game_id", String(40), nullable=False, unique=True),
+    Column("code", String(16), nullable=False),
+    Column("ended_at", String(40), nullable=False),
+    Column("entries", Text, nullable=False),
+)
+player_games = Table(
+    "flyswat_player_games",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("player_id", String(64), nullable=False),
+    Column("game_id", String(40), nullable=False),
+    Column("code", String(16), nullable=False),
+    Column("ended_at", String(40), nullable=False),
+    Column("seat", Integer, nullable=False),
+    Column("seats", Integer, nullable=False),
+    Column("place", Integer, nullable=False),
+    Column("points", Integer, nullable=False),
+    Column("flies", Integer, nullable=False),
+    Column("too_fast", Integer, nullable=False),
+    Column("slaps", Integer, nullable=False),
+    Column("reaction_ms", Float),
+    Column("rated", Boolean, nullable=False),
+    Column("mu_before", Float, nullable=False),
+    Column("sigma_before", Float, nullable=False),
+    Column("mu_after", Float, nullable=False),
+    Column("sigma_after", Float, nullable=False),
+)
+
+
+def _not_found(player_id: str) -> IllegalActionError:
+    return IllegalActionError(f"no player {player_id!r}", "no_player")
+
+
+# -- identities -------------------------------------------------------------------------------
+
+
+def register(conn: Connection, player_id: str, name: str, secret: str, at: str) -> None:
+    """A new player ``player_id`` called ``name`` (already cleaned), whose secret is kept only
+    as its hash. Raises ``name_taken`` when another player's name has the same key."""
+    key = name_key(name)
+    if conn.execute(select(players.c.id).where(players.c.name_key == key)).first():
+        raise IllegalActionError(f"the name {name!r} is taken: choose another", "name_taken")
+    row = {
+        "id": player_id,
+        "name": name,
+        "name_key": key,
+        "secret_hash": hash_secret(secret),
+        "created_at": at,
+        "mu": Rating().mu,
+        "sigma": Rating().sigma,
+        "games": 0,
+        "rated": 0,
+    }
+    try:
+        with conn.begin_nested():
+            conn.execute(insert(players).values(**row))
+    except IntegrityError:  # the same name at the same moment from another request
+        raise IllegalActionError(
+            f"the name {name!r} is taken: choose another", "name_taken"
+        ) from None
+
+
+def name_taken(conn: Connection, name: str) -> bool:
+    """Does a player hold a name with the key of ``name``?"""
+    key = name_key(name)
+    return conn.execute(select(players.c.id).where(players.c.name_key == key)).first() is not None
+
+
+def authenticate(conn: Connection, player_id: str, secret: str) -> dict[str, Any]:
+    """The player ``player_id`` if ``secret`` is theirs; raises ``bad_secret`` otherwise
+    (the same for an unknown id, so ids cannot be probed with it)."""
+    row = conn.execute(select(players).where(players.c.id == player_id)).mappings().first()
+    if row is None or not secret_matches(row["secret_hash"], secret):
+        raise IllegalActionError("that is not this player's secret", "bad_secret")
+    return dict(row)
+
+
+def set_claim(conn: Connection, player_id: str, code: str, until: float) -> None:
+    """Let the one-time claim ``code`` (kept as its hash) move the identity until ``until``."""
+    conn.execute(update(players).where(players.c.id == player_id)
+                 .values(claim_hash=hash_secret(code), claim_until=until))  # fmt: skip
+
+
+def claim(conn: Connection, code: str, new_secret: str, now: float) -> dict[str, Any]:
+    """The player whose claim ``code`` this is: their secret becomes ``new_secret`` (the old
+    device's stops working) and the code is spent. Raises ``bad_claim``."""
+    hashed = hash_secret(code)
+    row = conn.execute(select(players).where(players.c.claim_hash == hashed)).mappings().first()
+    if row is None or row["claim_until"] is None or now > row["claim_until"]:
+        raise IllegalActionError("no identity has that claim code (or it is spent)", "bad_claim")
+    conn.execute(
+        update(players)
+        .where(players.c.id == row["id"])
+        .values(secret_hash=hash_secret(new_secret), claim_hash=None, claim_until=None)
+    )
+    return dict(row)
+
+
+# -- reads ------------------------------------------------------------------------------------
+
+
+def ratings_of(conn: Connection, ids: Sequence[str]) -> dict[str, Rating]:
+    """The current ratings of the players among ``ids`` that exist."""
+    if not ids:
+        return {}
+    rows = conn.execute(select(players.c.id, players.c.mu, players.c.sigma)
+                        .where(players.c.id.in_(list(ids))))  # fmt: skip
+    return {r[0]: Rating(r[1], r[2]) for r in rows}
+
+
+def profile(conn: Connection, player_id: str) -> dict[str, Any]:
+    """What ``GET /api/players/{id}`` answers; raises ``no_player``."""
+    row = conn.execute(select(players).where(players.c.id == player_id)).mappings().first()
+    if row is None:
+        raise _not_found(player_id)
+    pg = player_games.c
+    zero = (0, 0, 0, 0, None, None)
+    totals = conn.execute(
+        select(func.count(), func.sum(pg.points), func.sum(pg.flies), func.sum(pg.too_fast),
+               func.avg(pg.reaction_ms), func.min(pg.place))
+        .where(pg.player_id == player_id)
+    ).first()  # fmt: skip
+    wins = conn.execute(select(func.count()).where(pg.player_id == player_id, pg.place == 1))
+    rating = Rating(row["mu"], row["sigma"])
+    t = totals if totals is not None else zero
+    mean = t[4]
+    return {
+        "id": row["id"], "name": row["name"], "created_at": row["created_at"],
+        "rating": rating.shown, "mu": round(rating.mu, 3), "sigma": round(rating.sigma, 3),
+        "rank": rank(conn, rating) if row["rated"] else None,
+        "games": row["games"], "rated_games": row["rated"], "wins": int(wins.scalar() or 0),
+        "points": int(t[1] or 0), "flies": int(t[2] or 0), "too_fast": int(t[3] or 0),
+        "reaction_ms": round(float(mean)) if mean is not None else None,
+    }  # fmt: skip
+
+
+def rank(conn: Connection, rating: Rating) -> int:
+    """The leaderboard place of a rated player with ``rating``."""
+    better = conn.execute(
+        select(func.count()).where(
+            players.c.rated > 0, players.c.mu - 3 * players.c.sigma > rating.ordinal + 1e-9
+        )
+    )
+    return int(better.scalar() or 0) + 1
+
+
+def _game_row(r: Any) -> dict[str, Any]:
+    before, after = (
+        Rating(r["mu_before"], r["sigma_before"]),
+        Rating(r["mu_after"], r["sigma_after"]),
+    )
+    return {
+        "game_id": r["game_id"], "code": r["code"], "ended_at": r["ended_at"], "seat": r["seat"],
+        "seats": r["seats"], "place": r["place"], "points": r["points"], "flies": r["flies"],
+        "too_fast": r["too_fast"], "slaps": r["slaps"],
+        "reaction_ms": round(r["reaction_ms"]) if r["reaction_ms"] is not None else None,
+        "rated": bool(r["rated"]), "rating_before": before.shown, "rating_after": after.shown,
+        "delta": after.shown - before.shown if r["rated"] else 0,
+        "record_url": f"/api/games/{r['game_id']}/record",
+    }  # fmt: skip
+
+
+def games_page(
+    conn: Connection, player_id: str, before: int | None, limit: int
+) -> tuple[list[dict[str, Any]], int | None]:
+    """One page of the player's games, newest first, from below the cursor ``before``; and
+    the cursor of the next page (None at the end). Raises ``no_player``."""
+    if conn.execute(select(players.c.id).where(players.c.id == player_id)).first() is None:
+        raise _not_found(player_id)
+    pg = player_games.c
+    query = select(player_games).where(pg.player_id == player_id)
+    if before is not None:
+        query = query.where(pg.id < before)
+    rows = list(conn.execute(query.order_by(pg.id.desc()).limit(limit + 1)).mappings())
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return [_game_row(r) for r in rows], (rows[-1]["id"] if more and rows else None)
+
+
+def leaderboard(conn: Connection, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+    """The rated players, best first by ``mu - 3 sigma``, one page; and how many there are."""
+    c = players.c
+    total = int(conn.execute(select(func.count()).where(c.rated > 0)).scalar() or 0)
+    rows = conn.execute(
+        select(c.id, c.name, c.mu, c.sigma, c.games, c.rated).where(c.rated > 0)
+        .order_by((c.mu - 3 * c.sigma).desc(), c.id).limit(limit).offset(offset)
+    )  # fmt: skip
+    board = [{"rank": offset + i + 1, "id": r[0], "name": r[1], "rating": Rating(r[2], r[3]).shown,
+              "conservative": round(ordinal(r[2], r[3]) * 40), "games": r[4], "rated_games": r[5]}
+             for i, r in enumerate(rows)]  # fmt: skip
+    return board, total
+
+
+def game_summary(conn: Connection, game_id: str) -> dict[str, Any] | None:
+    """Who played game ``game_id``, their places and what the game did to their ratings."""
+    row = conn.execute(select(games).where(games.c.game_id == game_id)).mappings().first()
+    if row is None:
+        return None
+    rows = conn.execute(select(player_games, players.c.name)
+                        .join(players, players.c.id == player_games.c.player_id)
+                        .where(player_games.c.game_id == game_id))  # fmt: skip
+    by_seat = {r["seat"]: {**_game_row(r), "player": r["player_id"], "name": r["name"]}
+               for r in rows.mappings()}  # fmt: skip
+    entries = [Entry.from_json(e) for e in json.loads(row["entries"])]
+    return {"game_id": game_id, "code": row["code"], "ended_at": row["ended_at"],
+            "record_url": f"/api/games/{game_id}/record",
+            "seats": [{"seat": e.seat, "place": e.place, "player": e.player, "level": e.level,
+                       "flagged": e.flagged, **({k: by_seat[e.seat][k] for k in
+                       ("name", "rated", "rating_before", "rating_after", "delta")}
+                       if e.seat in by_seat else {})} for e in entries]}  # fmt: skip
+
+
+records = Table(
+    "flyswat_records",
+    metadata,
+    Column("game_id", String(40), primary_key=True),
+    Column("code", String(16), nullable=False),
+    Column("record", Text, nullable=False),
+)
+
+
+def record_of(conn: Connection, game_id: str) -> str | None:
+    """The stored record of game ``game_id``, as JSON text."""
+    row = conn.execute(select(records.c.record).where(records.c.game_id == game_id)).first()
+    return str(row[0]) if row else None
+
+
+def latest_game(conn: Connection, code: str) -> str | None:
+    """The id of the last game that ended at table ``code``."""
+    row = conn.execute(select(games.c.game_id).where(games.c.code == code)
+                       .order_by(games.c.id.desc()).limit(1)).first()  # fmt: skip
+    return row[0] if row else None
+
+
+# -- a game ends ------------------------------------------------------------------------------
+
+
+def entries_of(record: dict[str, Any], seat_players: Sequence[str | None],
+               too_fast: Sequence[int]) -> list[Entry]:  # fmt: skip
+    """The rating entries of a finished game's record: each seat's place, its player (humans
+    with an identity) or bot level, and whether it was flagged too fast."""
+    places = record["result"]["places"]
+    out = []
+    for seat, info in enumerate(record["seats"]):
+        bot = info.get("kind") == "bot"
+        player = None if bot or seat >= len(seat_players) else seat_players[seat]
+        flagged = seat < len(too_fast) and too_fast[seat] > 0
+        out.append(
+            Entry(seat, int(places[seat]), player, info.get("level") if bot else None, flagged)
+        )
+    return out
+
+
+def record_game(conn: Connection, code: str, event: ev.Over, at: str) -> None:
+    """Keep what a finished game did for its players, in the caller's transaction: the game's
+    entries, a row per player (place, points, flies, reactions, too-fast count, rating before
+    and after) and the new ratings. A game already kept is left as it is."""
+    record = event.record
+    if record is None:
+        return
+    if conn.execute(select(games.c.id).where(games.c.game_id == event.game_id)).first():
+        return
+    seat_players = list(getattr(event, "players", None) or [])
+    too_fast = list(getattr(event, "too_fast", None) or [])
+    entries = entries_of(record, seat_players, too_fast)
+    ids = sorted({e.player for e in entries if e.player is not None})
+    before = ratings_of(conn, ids)
+    # A seat whose id the store does not know takes no part (as a seat without one).
+    entries = [e if e.player is None or e.player in before
+               else Entry(e.seat, e.place, None, e.level, e.flagged) for e in entries]  # fmt: skip
+    conn.execute(
+        insert(games).values(
+            game_id=event.game_id,
+            code=code,
+            ended_at=at,
+            entries=json.dumps([e.to_json() for e in entries]),
+        )
+    )
+    after = rate_game(before, entries)
+    rated = set(rated_players(entries))
+    slaps = _slaps_by_seat(record)
+    for e in entries:
+        if e.player is None:
+            continue
+        old = before[e.player]
+        new = after.get(e.player, old)
+        mine = slaps.get(e.seat, [])
+        conn.execute(insert(player_games).values(
+            player_id=e.player, game_id=event.game_id, code=code, ended_at=at, seat=e.seat,
+            seats=len(entries), place=e.place, points=record["result"]["points"][e.seat],
+            flies=record["result"]["flies"][e.seat],
+            too_fast=too_fast[e.seat] if e.seat < len(too_fast) else 0, slaps=len(mine),
+            reaction_ms=sum(mine) / len(mine) if mine else None, rated=e.player in rated,
+            mu_before=old.mu, sigma_before=old.sigma, mu_after=new.mu, sigma_after=new.sigma,
+        ))  # fmt: skip
+        conn.execute(update(players).where(players.c.id == e.player).values(
+            games=players.c.games + 1, rated=players.c.rated + (1 if e.player in rated else 0),
+            mu=new.mu, sigma=new.sigma))  # fmt: skip
+
+
+def _slaps_by_seat(record: dict[str, Any]) -> dict[int, list[float]]:
+    out: dict[int, list[float]] = {}
+    for turn in record.get("turns", []):
+        for s in (turn.get("round") or {}).get("slaps", []):
+            if s.get("ms") is not None:
+                out.setdefault(int(s["seat"]), []).append(float(s["ms"]))
+    return out
+
+
+def replay_ratings(conn: Connection) -> dict[str, Rating]:
+    """Every player's rating rated again from the stored games' entries, in the order the
+    games ended (:func:`flyswat.players.ratings.replay`)."""
+    stored = conn.execute(select(games.c.entries).order_by(games.c.id))
+    return replay([Entry.from_json(e) for e in json.loads(r[0])] for r in stored)
