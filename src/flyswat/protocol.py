@@ -429,19 +429,19 @@ class Leave(_Model):
 
 
 class SeatBot(_Model):
-    """Host only, in the lobby or at the end: a bot of ``level`` takes ``seat`` (free, or
-    its player absent)."""
+    """Host only, in the lobby or at the end: a bot of ``level`` takes seat ``target`` (free,
+    or its player absent)."""
 
     type: Literal["seat_bot"]
-    seat: int = Field(ge=0, le=MAX_SEATS - 1)
+    target: int = Field(ge=0, le=MAX_SEATS - 1)
     level: str = Field("normal", max_length=16)
 
 
 class Kick(_Model):
-    """Host only, in the lobby: remove ``seat``'s player from the table."""
+    """Host only, in the lobby: remove the player of seat ``target`` from the table."""
 
     type: Literal["kick"]
-    seat: int = Field(ge=0, le=MAX_SEATS - 1)
+    target: int = Field(ge=0, le=MAX_SEATS - 1)
 
 
 #: The client messages about the table itself, not the game (flyswat.table.lifecycle).

@@ -75,11 +75,13 @@ def in_thread(app: Any, config: dict[str, Any]) -> Iterator[int]:
 
 
 @contextlib.contextmanager
-def serve(db_url: str, bot_pace: float = 0.02, **settings: Any) -> Iterator[Live]:
+def serve(
+    db_url: str, bot_pace: float = 0.02, play_now_wait_ms: int = 3000, **settings: Any
+) -> Iterator[Live]:
     """``build_app(db_url)`` served through the server's own protocols, in a thread."""
     # Tests make many tables from one address; ``settings`` change other limits.
     limits = Limits(exempt=frozenset({"127.0.0.1"}), **settings)
-    app = build_app(db_url, bot_pace=bot_pace, limits=limits)
+    app = build_app(db_url, bot_pace=bot_pace, limits=limits, play_now_wait_ms=play_now_wait_ms)
     with in_thread(app, uvicorn_config(limits)) as port:
         yield Live(f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}", app)
 

@@ -59,9 +59,9 @@ def ordinal(mu: float, sigma: float) -> float:
 #: The bots' fixed ratings per level, calibrated with ``python -m flyswat.sim.calibrate
 #: --games 20000`` (docs/PLAYERS.md): normal is pinned at a new player's 25.
 BOT_RATINGS: dict[str, Rating] = {
-    "easy": Rating(2.4, 1.0),
+    "easy": Rating(3.5, 1.0),
     "normal": Rating(25.0, 1.0),
-    "hard": Rating(56.3, 1.0),
+    "hard": Rating(60.5, 1.0),
 }
 
 

@@ -40,7 +40,7 @@ from flyswat.server.connection import CLOSE_EXPIRED, CLOSE_NOT_FOUND, Link
 from flyswat.server.limits import AddressBuckets, Limits, request_buckets, table_buckets
 from flyswat.server.limits import add_arguments as add_limit_arguments
 from flyswat.server.netinfo import rtt_reader
-from flyswat.server.players_routes import Players
+from flyswat.server.players_routes import PLAY_NOW_WAIT_MS, Players
 from flyswat.server.runner import Runner, monotonic_ms
 from flyswat.server.store import Store
 from flyswat.server.transport import RequestRateLimit, client_address, read_body, serve
@@ -100,9 +100,10 @@ def _page(runner: Runner, request: Request) -> p.TableList:
 
 
 def _routes(
-    runner: Runner, tables: AddressBuckets, limits: Limits, rtt_fronts: frozenset[str]
-) -> list[Route | WebSocketRoute]:
-    players = Players(runner, table_buckets(limits), _body)
+    runner: Runner, tables: AddressBuckets, limits: Limits, rtt_fronts: frozenset[str],
+    play_now_wait_ms: int = PLAY_NOW_WAIT_MS,
+) -> list[Route | WebSocketRoute]:  # fmt: skip
+    players = Players(runner, table_buckets(limits), _body, play_now_wait_ms)
 
     async def health(_: Request) -> JSONResponse:
         return JSONResponse({"ok": True, "tables": len(runner.tables)})
@@ -304,6 +305,7 @@ def build_app(
     own_process: bool = False,
     limits: Limits | None = None,
     rtt_fronts: frozenset[str] = frozenset(),
+    play_now_wait_ms: int = PLAY_NOW_WAIT_MS,
 ) -> Starlette:
     """The whole server as an ASGI app: tables restored from ``db_url`` on start-up.
 
@@ -312,7 +314,8 @@ def build_app(
     ``limits``: what one client may take (:class:`~flyswat.server.limits.Limits`; the
     transport's own limits are applied by the uvicorn protocols, :func:`uvicorn_config`).
     ``rtt_fronts``: peer addresses of trusted fronts whose round-trip header is believed
-    (:mod:`flyswat.server.netinfo`).
+    (:mod:`flyswat.server.netinfo`). ``play_now_wait_ms``: how long a Play now table waits
+    for players before bots take its free seats.
     """
     limits = limits or Limits()
     runner = Runner(Store(db_url), bot_pace=bot_pace, limits=limits)
@@ -330,7 +333,9 @@ def build_app(
                 task.cancel()
             runner.close()
 
-    routes: list[Any] = list(_routes(runner, table_buckets(limits), limits, rtt_fronts))
+    routes: list[Any] = list(
+        _routes(runner, table_buckets(limits), limits, rtt_fronts, play_now_wait_ms)
+    )
     if WEB_DIR.is_dir():
         routes.append(Mount("/", StaticFiles(directory=WEB_DIR, html=True), name="web"))
     middleware = [Middleware(RequestRateLimit, buckets=request_buckets(limits))]
@@ -354,6 +359,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="comma-separated addresses of trusted reverse proxies whose X-Flyswat-Rtt-Us "
         "header (their round trip to the client, in us) is believed; off by default",
     )
+    parser.add_argument(
+        "--play-now-wait",
+        type=float,
+        default=PLAY_NOW_WAIT_MS / 1000,
+        metavar="S",
+        help="seconds a Play now table waits for players before bots fill it (3 to 120)",
+    )
     add_limit_arguments(parser)  # one option per limit (docs/PROTOCOL.md, Limits)
 
 
@@ -363,8 +375,9 @@ def run(args: argparse.Namespace) -> int:
 
     limits = Limits.from_args(args)
     fronts = frozenset(a.strip() for a in args.rtt_header_from.split(",") if a.strip())
+    wait_ms = round(min(120.0, max(3.0, args.play_now_wait)) * 1000)
     app = build_app(args.db, bot_pace=args.bot_pace, own_process=True, limits=limits,
-                    rtt_fronts=fronts)  # fmt: skip
+                    rtt_fronts=fronts, play_now_wait_ms=wait_ms)  # fmt: skip
     db = make_url(args.db).render_as_string(hide_password=True)
     print(f"flyswat: open http://{args.host}:{args.port}/  (store: {db})", flush=True)
     serve(app, args.host, args.port, limits)

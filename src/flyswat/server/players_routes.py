@@ -67,8 +67,12 @@ def _player_id(request: Request) -> str:
 class Players:
     """The players' routes over one runner's store (its engine)."""
 
-    def __init__(self, runner: Runner, buckets: AddressBuckets, body: BodyReader) -> None:
+    def __init__(
+        self, runner: Runner, buckets: AddressBuckets, body: BodyReader,
+        play_now_wait_ms: int = PLAY_NOW_WAIT_MS,
+    ) -> None:  # fmt: skip
         self.runner = runner
+        self.wait_ms = play_now_wait_ms
         self.engine = runner.store.engine
         self.buckets = buckets
         self.body = body
@@ -181,7 +185,7 @@ class Players:
                 return _seated_reply(table, seat, token)
         self._limited(request)
         create = p.CreateTable.model_validate({"name": name, "seats": PLAY_NOW_SEATS,
-            "remove": PLAY_NOW_REMOVE, "autofill_ms": PLAY_NOW_WAIT_MS})  # fmt: skip
+            "remove": PLAY_NOW_REMOVE, "autofill_ms": self.wait_ms})  # fmt: skip
         table, seat, token = self.runner.create(create, player=pid, rating=rating)
         return _seated_reply(table, seat, token)
 

@@ -136,9 +136,9 @@ def act(t: Table, seat: int, msg: BaseModel, now: float) -> None:
     elif isinstance(msg, p.Leave):
         leave(t, seat, now)
     elif isinstance(msg, p.SeatBot):
-        seat_bot(t, seat, msg.seat, msg.level, now)
+        seat_bot(t, seat, msg.target, msg.level, now)
     elif isinstance(msg, p.Kick):
-        kick(t, seat, msg.seat, now)
+        kick(t, seat, msg.target, now)
 
 
 def _check_seat(t: Table, target: int) -> None:
