@@ -338,9 +338,11 @@ def record_game(conn: Connection, code: str, event: ev.Over, at: str) -> None:
     after = rate_game(before, entries)
     rated = set(rated_players(entries))
     slaps = _slaps_by_seat(record)
+    done: set[str] = set()
     for e in entries:
-        if e.player is None:
-            continue
+        if e.player is None or e.player in done:
+            continue  # no identity; or one player at two seats (never from a table)
+        done.add(e.player)
         old = before[e.player]
         new = after.get(e.player, old)
         mine = slaps.get(e.seat, [])

@@ -1,0 +1,78 @@
+"""The players' store on SQLite and PostgreSQL alike: identities, a game kept with its
+ratings in the transaction of its record, reads, the leaderboard, claims."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from flyswat.players.ratings import Rating
+from flyswat.server import players_store as ps
+from flyswat.server.store import Store
+from flyswat.table import events as ev
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def url(request: pytest.FixtureRequest, db_url: str) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield db_url
+    else:
+        yield request.getfixturevalue("pg_url")
+
+
+def _record(places: list[int]) -> dict[str, object]:
+    seats = [{"name": "Ana", "kind": "human"}, {"name": "Bot 2", "kind": "bot", "level": "hard"},
+             {"name": "Bruno", "kind": "human"}]  # fmt: skip
+    turns = [{"seat": 0, "card": "S-1", "round": {"slaps": [{"seat": 0, "card": "R3-1", "ms": 400},
+              {"seat": 2, "card": "B1-1", "ms": 300}, {"seat": 0, "card": "R2-1", "ms": 600}]}}]  # fmt: skip
+    return {"id": "g1", "seats": seats, "turns": turns,
+            "result": {"places": places, "points": [5, 9, 1], "flies": [2, 3, 1]}}  # fmt: skip
+
+
+def test_a_finished_game_is_kept_with_its_ratings_in_one_transaction(url: str) -> None:
+    store = Store(url)
+    try:
+        with store.engine.begin() as conn:
+            ps.register(conn, "anaAAAAAAA", "Ana", "s-ana", "2026-12-01T00:00:00Z")
+            ps.register(conn, "brunoBBBBB", "Bruno", "s-bruno", "2026-12-01T00:00:00Z")
+            with pytest.raises(Exception, match="taken"):
+                ps.register(conn, "otherCCCCC", "ANA", "s", "2026-12-01T00:00:00Z")
+        over = ev.Over(game_id="g1", record=_record([2, 1, 3]), players=["anaAAAAAAA", None,
+                       "brunoBBBBB"], too_fast=[0, 0, 2])  # fmt: skip
+        store.append_all("TBL001", [ev.Created(options={"seats": 3}, host=0), over])  # type: ignore[arg-type]
+        store.append_all("TBL001", [over])  # kept once
+        with store.engine.connect() as conn:
+            ana = ps.profile(conn, "anaAAAAAAA")
+            bruno = ps.profile(conn, "brunoBBBBB")
+            games, nxt = ps.games_page(conn, "anaAAAAAAA", None, 10)
+            board, total = ps.leaderboard(conn, 10, 0)
+            summary = ps.game_summary(conn, "g1")
+            assert ps.latest_game(conn, "TBL001") == "g1"
+        assert (ana["games"], ana["rated_games"], ana["reaction_ms"], ana["points"]) == (
+            1,
+            1,
+            500,
+            5,
+        )
+        assert ana["rating"] < Rating().shown  # second behind the hard bot, alone rated
+        assert (bruno["games"], bruno["rated_games"], bruno["too_fast"]) == (1, 0, 2)  # flagged
+        assert bruno["rating"] == Rating().shown and bruno["rank"] is None
+        assert nxt is None and games[0]["delta"] == ana["rating"] - 1000 and games[0]["rated"]
+        assert [r["name"] for r in board] == ["Ana"] and total == 1
+        assert summary is not None and [s.get("rated") for s in summary["seats"]] == [
+            True,
+            None,
+            False,
+        ]
+        with store.engine.begin() as conn:
+            ps.set_claim(conn, "anaAAAAAAA", "ABCD2345", until=100.0)
+            with pytest.raises(Exception, match="claim"):
+                ps.claim(conn, "ABCD2345", "new", now=101.0)  # too late
+        with store.engine.begin() as conn:
+            assert ps.claim(conn, "ABCD2345", "new", now=99.0)["id"] == "anaAAAAAAA"
+            assert ps.authenticate(conn, "anaAAAAAAA", "new")["name"] == "Ana"
+            with pytest.raises(Exception, match="secret"):
+                ps.authenticate(conn, "anaAAAAAAA", "s-ana")
+    finally:
+        store.close()
