@@ -206,6 +206,7 @@ def seat_bot(t: Table, seat: int, target: int, level: str, now: float) -> None:
     t.emit(ev.SeatToBot(seat=target, level=level))
     t.table_update()
     maybe_rematch(t, now)
+    joined(t, now)
 
 
 def kick(t: Table, seat: int, target: int, now: float) -> None:

@@ -4,6 +4,8 @@
 //   /?replay=URL      the replay of a record (empty: open a file)
 //   /?learn           how to play: the rules
 //   /?practice[=N]    the practice game against a slow bot (from lesson N)
+//   /?player=ID       a player's profile: rating, games, replays, records
+//   /?leaderboard     the rated players, best first
 
 import { apply, language, onLanguage, preferredLanguage, setLanguage } from "./i18n.js";
 import { navigate } from "./ui.js";
@@ -13,6 +15,9 @@ import { replayPage } from "./replay.js";
 import { sound } from "./sound.js";
 import { practicePage, rulesPage } from "./learn.js";
 import { tableCode } from "./tables.js";
+import { profilePage } from "./profile.js";
+import { leaderboardPage } from "./leaderboard.js";
+import { me } from "./identity.js";
 
 const SPEAKER = {
   on: "M4 9v6h4l5 4V5L8 9zm12.5 3a4.5 4.5 0 0 0-2.5-4v8a4.5 4.5 0 0 0 2.5-4zM14 3.2v2.1a7 7 0 0 1 0 13.4v2.1a9 9 0 0 0 0-17.6z",
@@ -49,6 +54,8 @@ function route() {
   } else if (params.has("replay")) current = replayPage(app, params.get("replay"));
   else if (params.has("learn")) current = rulesPage(app);
   else if (params.has("practice")) current = practicePage(app, Number(params.get("practice")) || 1);
+  else if (params.has("player")) current = profilePage(app, params.get("player") || me()?.player || "");
+  else if (params.has("leaderboard")) current = leaderboardPage(app);
   else current = homePage(app);
   apply(app);
 }
@@ -68,7 +75,8 @@ async function main() {
     const a = ev.target.closest("a[data-nav]");
     if (!a || ev.ctrlKey || ev.metaKey || ev.shiftKey) return;
     ev.preventDefault();
-    navigate({ replay: "?replay", learn: "?learn" }[a.dataset.nav] || "");
+    const profile = me() ? `?player=${encodeURIComponent(me().player)}` : "";
+    navigate({ replay: "?replay", learn: "?learn", leaderboard: "?leaderboard", profile }[a.dataset.nav] || "");
   });
   window.addEventListener("popstate", route);
   window.addEventListener("flyswat:navigate", route);

@@ -3,6 +3,7 @@
 import { playerName, t } from "./i18n.js";
 import { SEAT_COLOURS } from "./table.js";
 import { esc } from "./ui.js";
+import { deltaHtml, rematchHtml } from "./rematch.js";
 
 /** The end screen's HTML for the page state s and the scene sc (which holds the result). */
 export function endHtml(s, sc) {
@@ -17,7 +18,8 @@ export function endHtml(s, sc) {
       return `<tr class="${place === 1 ? "first" : ""}" data-seat="${seat}">
         <td class="place">${esc(t("end.place", { n: place }))}${shared(place) ? ` <small>${esc(t("end.tie"))}</small>` : ""}</td>
         <td class="who"><span class="seat-no" style="background:${SEAT_COLOURS[seat % SEAT_COLOURS.length]}">${seat + 1}</span> ${esc(name)}${you}</td>
-        <td class="num points">${res.points[seat]}</td><td class="num flies">${res.flies[seat]}</td></tr>`;
+        <td class="num points">${res.points[seat]}</td><td class="num flies">${res.flies[seat]}</td>
+        <td class="num rating-delta">${deltaHtml(s, seat)}</td></tr>`;
     })
     .join("");
   const winners = order.filter((o) => o.place === 1).map((o) => playerName(sc.seats[o.seat], o.seat));
@@ -29,10 +31,12 @@ export function endHtml(s, sc) {
       <p class="headline">${esc(headline)}</p>
       <table class="scores">
         <thead><tr><th>${esc(t("end.placeHead"))}</th><th>${esc(t("end.player"))}</th>
-          <th class="num">${esc(t("end.points"))}</th><th class="num">${esc(t("end.flies"))}</th></tr></thead>
+          <th class="num">${esc(t("end.points"))}</th><th class="num">${esc(t("end.flies"))}</th>
+          <th class="num delta-col" title="${esc(t("end.rating"))}"><span aria-hidden="true">±</span><span class="sr-only">${esc(t("end.rating"))}</span></th></tr></thead>
         <tbody>${rows}</tbody>
       </table>
       ${s.fair === undefined ? "" : `<p class="fair ${s.fair ? "ok" : "bad"}">${esc(t(s.fair ? "end.fair" : "end.unfair"))}</p>`}
+      ${rematchHtml(s)}
       <div class="row end-actions">
         ${s.recordUrl ? `<button class="btn big" data-action="replay">${esc(t("end.replay"))}</button>` : ""}
         <button class="btn secondary" data-action="close-end">${esc(t("end.close"))}</button>

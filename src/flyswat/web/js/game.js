@@ -13,6 +13,8 @@ import { Connection, api } from "./net.js";
 import { storage as localStore } from "./storage.js";
 import { sound as defaultSound } from "./sound.js";
 import { announce, errorText, hideToast, navigate, showError, toast } from "./ui.js";
+import { ensureMe, players } from "./identity.js";
+import { lifecycleMessage, tickFill } from "./rematch.js";
 
 /** Check the revealed seed against the commitment published at the start (fair shuffle). */
 async function seedMatches(seed, commitment) {
@@ -59,6 +61,7 @@ export class GameManager {
     });
     this.onResize = () => this.renderer.render(this.state, false);
     window.addEventListener("resize", this.onResize);
+    this.fillTimer = setInterval(() => tickFill(root), 250);
   }
 
   status(status) {
@@ -68,8 +71,31 @@ export class GameManager {
   }
 
   dispatch(msg) {
-    this.state = reduce(this.state, msg, performance.now());
+    const now = performance.now();
+    // A Play now lobby's countdown runs on this clock: ms left, from when it came.
+    if (msg.table?.fill_in_ms != null) msg.table.fill_deadline = now + msg.table.fill_in_ms;
+    this.state = reduce(this.state, msg, now);
+    if (msg.type === "started") {
+      // A rematch: the last game's end is put away.
+      Object.assign(this.state, { result: null, recordUrl: null, fair: undefined, endDismissed: false, ratings: null });
+    }
+    if (this.state.table?.state === "over" && this.state.table.game_id && this.state.ratings?.game_id !== this.state.table.game_id)
+      this.fetchRatings(this.state.table.game_id);
     for (const e of this.state.effects) this.effect(e);
+  }
+
+  /** What the finished game did to its players' ratings ("+14"), for the end screen. */
+  async fetchRatings(gameId) {
+    if (this.fetching === gameId) return;
+    this.fetching = gameId;
+    try {
+      const summary = await players.game(gameId);
+      if (this.state.table?.game_id !== gameId) return;
+      this.state = { ...this.state, ratings: summary };
+      this.renderer.render(this.state, false);
+    } catch {
+      this.fetching = null; // a game without players kept: no ratings to show
+    }
   }
 
   effect(e) {
@@ -126,6 +152,16 @@ export class GameManager {
     if (a.type === "home") return navigate("");
     if (a.type === "close-end" || a.type === "show-end") return this.dispatch({ type: "endShown", shown: a.type === "show-end" });
     if (a.type === "take-back") return this.dispatch({ type: "takeBack" });
+    if (a.type === "profile") return navigate(a.href);
+    const lifecycle = lifecycleMessage(a);
+    if (lifecycle) {
+      if (!this.conn.send(lifecycle)) return toast(errorText("offline"), "error");
+      if (lifecycle.type === "leave") {
+        this.storage.saveSeat(s.code, null);
+        navigate("");
+      }
+      return;
+    }
     const action = a.type === "ready" ? { type: "ready", ready: a.ready !== "true" } : a;
     const out = intent(s, action);
     if (out.handled || (a.type === "key" && (out.send || out.error))) a.event?.preventDefault();
@@ -144,7 +180,8 @@ export class GameManager {
     if (!name) return toast(errorText("bad_name"), "error"); // a name of only spaces
     this.storage.saveName(name);
     try {
-      const seated = await api.joinTable(this.state.code, name);
+      name = (await ensureMe(name)).name;
+      const seated = await players.joinTable(this.state.code, name);
       this.storage.saveSeat(this.state.code, { seat: seated.seat, token: seated.token, host: seated.host, name });
       this.dispatch({ type: "joined", token: seated.token });
     } catch (err) {
@@ -165,6 +202,7 @@ export class GameManager {
     this.input.stop();
     this.renderer.stop();
     clearTimeout(this.timer);
+    clearInterval(this.fillTimer);
     window.removeEventListener("resize", this.onResize);
     const el = document.getElementById("conn");
     if (el) el.hidden = true;

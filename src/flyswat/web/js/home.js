@@ -8,6 +8,7 @@ import { storage } from "./storage.js";
 import { esc, errorText, navigate, showError } from "./ui.js";
 import { SEAT_COLOURS } from "./table.js";
 import { joinable, tableCode } from "./tables.js";
+import { ensureMe, me, players, saveMe } from "./identity.js";
 
 /** The bot levels offered; the server's list (GET /api/tables) replaces this one when it comes. */
 let botLevels = ["easy", "normal", "hard"];
@@ -65,9 +66,50 @@ function options(form) {
     seats,
     bots,
     remove: Math.min(remove, 112 - seats),
+    public: form.public.checked,
     slap_window_ms: Math.round(Number(form.window.value) * 1000),
     turn_timeout_ms: Math.round(Number(form.turn.value) * 1000),
   };
+}
+
+/** The Play now box: who you are (or a name to choose, once), the button, your pages. */
+function playNowHtml() {
+  const who = me();
+  const name = who
+    ? `<span class="playing-as">${esc(t("players.playingAs", { name: who.name }))}</span>`
+    : `<input name="name" required maxlength="32" data-i18n-placeholder="home.namePlaceholder" data-i18n-aria="home.name">`;
+  const links = who
+    ? `<p class="muted player-links"><a href="?player=${esc(who.player)}" data-page="?player=${esc(who.player)}" data-i18n="players.yourProfile"></a> ·
+        <a href="?leaderboard" data-page="?leaderboard" data-i18n="players.leaderboard"></a></p>`
+    : `<details class="claim"><summary data-i18n="players.haveCode"></summary>
+        <form class="row" id="claim-form" autocomplete="off" novalidate>
+          <input name="code" required maxlength="12" placeholder="ABCD-2345" data-i18n-aria="players.claimCode">
+          <button class="btn secondary" type="submit" data-i18n="players.claim"></button></form></details>`;
+  return `<section class="card-box play-now" id="play-now">
+    <h2 data-i18n="players.playNowTitle"></h2><p data-i18n="players.playNowIntro"></p>
+    <form class="row" id="play-now-form" autocomplete="off" novalidate>${name}
+      <button class="btn big" type="submit" data-i18n="players.playNow"></button></form>
+    <p class="error-text" id="play-now-error" role="alert" hidden></p>${links}</section>`;
+}
+
+/** Press Play now: make the identity on a first visit, then take a seat at a table. */
+async function playNow(app) {
+  const form = app.querySelector("#play-now-form");
+  const error = app.querySelector("#play-now-error");
+  error.hidden = true;
+  if (form.name && !checkName(form.name)) return;
+  const button = form.querySelector("button");
+  button.disabled = true;
+  try {
+    await ensureMe(form.name ? form.name.value.trim() : "");
+    const seated = await players.playNow();
+    storage.saveSeat(seated.code, { seat: seated.seat, token: seated.token, host: seated.host, name: me().name });
+    navigate(`?table=${seated.code}`);
+  } catch (err) {
+    error.textContent = errorText(err.code);
+    error.hidden = false;
+    button.disabled = false;
+  }
 }
 
 /** A name must have something other than spaces in it (the server refuses it otherwise). */
@@ -87,6 +129,7 @@ export function homePage(app) {
       <div class="row"><button class="btn big" data-learn="practice" data-i18n="learn.practice"></button>
       <button class="btn secondary" data-learn="rules" data-i18n="learn.rules"></button>
       <button class="btn secondary" data-learn="skip" data-i18n="learn.skip"></button></div></section>` : ""}
+    ${playNowHtml()}
     <section class="card-box hero">
       <div class="cards-fan" aria-hidden="true">${fan}</div>
       <div><h1 data-i18n="home.title"></h1><p data-i18n="home.intro"></p>
@@ -111,6 +154,7 @@ export function homePage(app) {
         <label class="field"><span data-i18n="home.turn"></span>
           <input name="turn" type="number" min="0.2" max="60" step="0.1" value="4">
           <small data-i18n="home.turnNote"></small></label>
+        <label class="check"><input type="checkbox" name="public" checked> <span data-i18n="players.public"></span></label>
         <details class="field"><summary data-i18n="home.advanced"></summary>
           <label class="field"><span data-i18n="home.remove"></span>
             <input name="remove" type="number" min="0" max="110" placeholder="0"></label>
@@ -129,7 +173,21 @@ export function homePage(app) {
     </section>
   </div>`;
   const form = app.querySelector("#create");
-  form.name.value = storage.name();
+  form.name.value = me()?.name || storage.name();
+  if (me()) form.name.readOnly = true; // the name was chosen once
+  app.querySelector("#play-now-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    playNow(app);
+  });
+  app.querySelector("#claim-form")?.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    try {
+      saveMe(await players.claim(ev.target.code.value));
+      navigate("");
+    } catch (err) {
+      showError(err);
+    }
+  });
   seatRows(form);
   form.seats.addEventListener("change", () => seatRows(form));
   form.querySelector(".bots").addEventListener("change", () => seatRows(form));
@@ -142,7 +200,8 @@ export function homePage(app) {
     const button = form.querySelector("button[type=submit]");
     button.disabled = true;
     try {
-      const seated = await api.createTable(opts);
+      opts.name = (await ensureMe(opts.name)).name;
+      const seated = await players.createTable(opts);
       storage.saveSeat(seated.code, { seat: seated.seat, token: seated.token, host: seated.host, name: opts.name });
       navigate(`?table=${seated.code}`);
     } catch (err) {
@@ -169,6 +228,11 @@ export function homePage(app) {
     }
   });
   app.querySelector(".page.home").addEventListener("click", (ev) => {
+    const page = ev.target.closest("a[data-page]");
+    if (page) {
+      ev.preventDefault();
+      return navigate(page.dataset.page);
+    }
     const el = ev.target.closest("[data-learn]");
     if (!el) return;
     ev.preventDefault();
@@ -238,7 +302,8 @@ function drawTables(el, all) {
   el.innerHTML = `<h3>${esc(t("home.openTables"))}</h3><ul class="seat-list">${tables
     .map((tb) => {
       const free = tb.players.filter((p) => p.kind === "human" && !p.joined).length;
-      const host = tb.players.find((p) => p.host)?.name || "";
+      const hostSeat = tb.players.find((p) => p.host);
+      const host = hostSeat ? `${hostSeat.name || ""}${hostSeat.rating != null ? ` · ${hostSeat.rating}` : ""}` : "";
       return `<li data-code="${esc(tb.code)}"><a class="who" href="?table=${esc(tb.code)}" data-table="${esc(tb.code)}">${esc(tb.code)}</a>
         <span class="host-name">${esc(host)}</span>
         <span class="pill">${esc(t(free === 1 ? "home.freeSeatsOne" : "home.freeSeats", { n: free }))}</span></li>`;

@@ -3,8 +3,9 @@
 import { playerName, seconds, t } from "./i18n.js";
 import { SEAT_COLOURS } from "./table.js";
 import { esc } from "./ui.js";
+import { fillHtml, hostButtons, leaveButton, ratingPill } from "./rematch.js";
 
-function playerRow(p, mySeat) {
+function playerRow(p, mySeat, tb) {
   const colour = SEAT_COLOURS[p.seat % SEAT_COLOURS.length];
   const pills = [];
   if (p.host) pills.push(`<span class="pill">${esc(t("lobby.host"))}</span>`);
@@ -22,7 +23,7 @@ function playerRow(p, mySeat) {
   const you = p.seat === mySeat ? ` <em>(${esc(t("seat.you"))})</em>` : "";
   return `<li class="${p.kind === "human" && !p.joined ? "free" : ""}" style="--seat:${colour}" data-seat="${p.seat}">
     <span class="seat-no" style="background:${colour}">${p.seat + 1}</span>
-    <span class="who">${esc(name)}${you}</span>${pills.join("")}</li>`;
+    <span class="who">${esc(name)}${you}</span>${ratingPill(p)}${pills.join("")}${hostButtons(tb, p, mySeat)}</li>`;
 }
 
 /** What the lobby still waits for, in words: the free seats, then who is not ready. */
@@ -45,6 +46,9 @@ export function lobbyHtml(s, savedName = "") {
   let actions = "";
   if (tb.state !== "lobby") {
     actions = `<p class="muted">${esc(t(`state.${tb.state}`))}</p>`;
+  } else if (mine && tb.options.autofill_ms != null) {
+    // Play now: nobody presses start; the table starts when it is full or the wait is over.
+    actions = `<div class="row"><span class="muted lobby-status">${esc(t("lobby.playNowWait"))}</span>${leaveButton(s)}</div>`;
   } else if (mine === null) {
     actions = freeHuman
       ? `<form id="join-seat" class="row" autocomplete="off">
@@ -58,6 +62,7 @@ export function lobbyHtml(s, savedName = "") {
       ${mine.host ? "" : `<button class="btn big ${ready ? "secondary" : ""}" data-action="ready" data-ready="${ready}">${esc(t(ready ? "lobby.notReadyButton" : "lobby.readyButton"))}</button>`}
       ${mine.host ? `<button class="btn big" data-action="start" ${allIn ? "" : "disabled"}>${esc(t("lobby.start"))}</button>` : ""}
       <span class="muted lobby-status">${esc(allIn ? t(mine.host ? "lobby.canStart" : "lobby.waitHost") : awaited(players))}</span>
+      ${leaveButton(s)}
     </div>`;
   }
   const o = tb.options;
@@ -78,7 +83,8 @@ export function lobbyHtml(s, savedName = "") {
     </section>
     <section class="card-box">
       <h2>${esc(t("lobby.players"))}</h2>
-      <ul class="seat-list">${players.map((p) => playerRow(p, me)).join("")}</ul>
+      <ul class="seat-list">${players.map((p) => playerRow(p, me, tb)).join("")}</ul>
+      ${fillHtml(tb)}
     </section>
     <section class="card-box">${actions}</section>
   </div>`;

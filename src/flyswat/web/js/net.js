@@ -10,7 +10,7 @@ export class ServerError extends Error {
   }
 }
 
-async function request(method, path, body) {
+export async function request(method, path, body) {
   let res;
   try {
     res = await fetch(path, {

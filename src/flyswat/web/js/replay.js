@@ -136,6 +136,7 @@ export function replayPage(app, url) {
         </select>
         <input type="range" id="scrub" min="0" max="${game.frames.length - 1}" value="0" aria-label="${esc(t("replay.position"))}">
         <span class="step-info" id="step-info"></span>
+        ${url ? `<a class="btn secondary" href="${esc(url)}" download="flyswat-${esc(record.id || "record")}.json" data-download>${esc(t("players.download"))}</a>` : ""}
       </div>
       <div class="replay-note" id="replay-note"></div>
       <div class="replay-text" id="replay-text"></div>

@@ -1,0 +1,49 @@
+// The leaderboard (?leaderboard): rated players, best first by the conservative estimate
+// (GET /api/leaderboard), one's own row marked, and the bots' fixed ratings for scale.
+
+import { t } from "./i18n.js";
+import { esc, errorText, navigate } from "./ui.js";
+import { me, players } from "./identity.js";
+
+export function leaderboardPage(app) {
+  let board = null;
+  const mine = me()?.player;
+
+  function draw() {
+    if (!board) return;
+    const rows = board.players
+      .map(
+        (p) => `<tr class="${p.id === mine ? "mine" : ""}" data-player="${esc(p.id)}"><td class="num">${p.rank}</td>
+        <td><a href="?player=${esc(p.id)}" data-page="?player=${esc(p.id)}">${esc(p.name)}</a>${p.id === mine ? ` <em>(${esc(t("seat.you"))})</em>` : ""}</td>
+        <td class="num">${p.rating}</td><td class="num">${p.rated_games}</td></tr>`,
+      )
+      .join("");
+    const bots = Object.entries(board.bots)
+      .map(([level, r]) => t("players.botRating", { level: t(`level.${level}`), rating: r }))
+      .join(" · ");
+    app.innerHTML = `<div class="page leaderboard"><section class="card-box">
+      <h1>${esc(t("players.leaderboard"))}</h1><p class="muted">${esc(t("players.leaderboardIntro"))}</p>
+      ${rows ? `<table class="scores"><thead><tr><th class="num">#</th><th>${esc(t("end.player"))}</th>
+        <th class="num">${esc(t("players.rating"))}</th><th class="num">${esc(t("players.games"))}</th></tr></thead>
+        <tbody>${rows}</tbody></table>` : `<p class="muted">${esc(t("players.noneRated"))}</p>`}
+      <p class="muted bots-scale">${esc(bots)}</p></section></div>`;
+  }
+
+  const onClick = (ev) => {
+    const a = ev.target.closest("a[data-page]");
+    if (!a) return;
+    ev.preventDefault();
+    navigate(a.dataset.page);
+  };
+  app.addEventListener("click", onClick);
+  players
+    .leaderboard()
+    .then((b) => {
+      board = b;
+      draw();
+    })
+    .catch((err) => {
+      app.innerHTML = `<div class="page"><p class="error-text">${esc(errorText(err.code))}</p></div>`;
+    });
+  return { relabel: draw, leave: () => app.removeEventListener("click", onClick) };
+}
