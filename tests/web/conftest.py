@@ -47,7 +47,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     proc = subprocess.Popen(
         [
             *(sys.executable, "-m", "flyswat.cli", "serve", "--port", str(port)),
-            *("--db", f"sqlite:///{db}", "--bot-pace", "0.3"),
+            *("--db", f"sqlite:///{db}", "--bot-pace", "0.3", "--play-now-wait", "4"),
         ],
         stdout=log,
         stderr=subprocess.STDOUT,

@@ -1,0 +1,147 @@
+"""A new player in a real browser (a phone): Play now, the bots' countdown, a game, a
+rematch, the rating change at the end, the record downloaded and verified, both games on the
+profile, the leaderboard — in English and in German. And a lobby's host removing a player,
+a player leaving, and the host giving the free seat to a bot."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from playwright.sync_api import Browser, Page, expect
+
+from flyswat.record import verify_record
+
+# Well above the human floor even when a loaded machine paints the trigger late.
+HUMAN_DELAY_S = 0.6
+
+
+def _play_to_the_end(page: Page, limit_s: float = 150) -> None:
+    """Reveal on our turn, lay a hand on a fly a human moment after a round opens."""
+    opened: float | None = None
+    start = time.monotonic()
+    while time.monotonic() - start < limit_s:
+        if page.query_selector(".end"):
+            return
+        if page.query_selector("button.reveal:not([disabled])"):
+            page.locator("button.reveal").tap(timeout=2000)
+        if page.query_selector(".table.round-open"):
+            opened = opened or time.monotonic()
+            flies = page.query_selector_all(".fly-card.slappable")
+            free = page.query_selector(".my-hand.free")
+            if flies and free and time.monotonic() - opened > HUMAN_DELAY_S:
+                try:
+                    flies[0].tap(timeout=500)
+                except Exception:  # the round closed under our finger
+                    pass
+        else:
+            opened = None
+        time.sleep(0.05)
+    raise AssertionError("the game did not end in time")
+
+
+def test_a_new_player_plays_now_rematches_and_finds_both_games(
+    server: str, browser: Browser, artifacts: Path
+) -> None:
+    phone = browser.new_context(viewport={"width": 390, "height": 844}, locale="en-GB",
+                                has_touch=True, accept_downloads=True)  # fmt: skip
+    page = phone.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(server + "/")
+    page.fill("#play-now-form input[name=name]", "Bot 7")  # posing as a bot: refused
+    page.click("#play-now-form button")
+    expect(page.locator("#play-now-error")).to_contain_text("name")
+    page.fill("#play-now-form input[name=name]", "Nadia")
+    page.click("#play-now-form button")
+    countdown = page.locator(".fill-countdown")
+    expect(countdown).to_contain_text("Bots take the free seats in")
+    page.screenshot(path=str(artifacts / "play-now-lobby-phone.png"))
+    expect(page.locator(".table")).to_be_visible(timeout=20_000)  # the bots came, it started
+    expect(page.locator(".seat")).to_have_count(4)
+    _play_to_the_end(page)
+    expect(page.locator(".end .rating-delta .delta")).to_have_count(1)
+    first_delta = page.locator(".end .rating-delta .delta").inner_text()
+    assert first_delta[0] in "+−±", first_delta
+    page.screenshot(path=str(artifacts / "end-rating-phone.png"))
+
+    page.click(".end [data-action=rematch]")  # bots always accept: it starts at once
+    expect(page.locator(".end")).to_have_count(0)
+    expect(page.locator(".table")).to_be_visible()
+    _play_to_the_end(page)
+    expect(page.locator(".end .rating-delta .delta")).to_have_count(1)
+
+    with page.expect_download() as download:
+        page.click(".end [data-download]")
+    saved = artifacts / "downloaded-record.json"
+    download.value.save_as(saved)
+    record = json.loads(saved.read_text())
+    assert verify_record(record) == []
+    assert record["seats"][0]["name"] == "Nadia"
+
+    page.click(".end [data-action=profile]")
+    expect(page.locator(".profile h1")).to_contain_text("Nadia")
+    expect(page.locator(".profile table.games tbody tr")).to_have_count(2)
+    assert page.locator(f".profile tr[data-game='{record['id']}']").count() == 1
+    expect(page.locator(".profile .facts")).to_contain_text("Rating")
+    expect(page.locator(".profile svg.spark")).to_have_count(2)  # reaction and rating plots
+    page.screenshot(path=str(artifacts / "profile-phone.png"), full_page=True)
+
+    page.select_option("#lang", "de")
+    expect(page.locator(".profile .facts")).to_contain_text("Wertung")
+    expect(page.locator(".profile h2").first).to_have_text("Spiele")
+    page.click("a[data-page='?leaderboard']")
+    expect(page.locator(".leaderboard h1")).to_have_text("Rangliste")
+    expect(page.locator(".leaderboard tr.mine")).to_contain_text("Nadia")
+    expect(page.locator(".leaderboard .bots-scale")).to_contain_text("Bot · schwer")
+    page.screenshot(path=str(artifacts / "leaderboard-phone-de.png"), full_page=True)
+    page.select_option("#lang", "en")
+    expect(page.locator(".leaderboard h1")).to_have_text("Leaderboard")
+
+    page.locator(".leaderboard tr.mine a").click()  # from the leaderboard to the profile
+    page.locator(".profile [data-replay]").first.click()  # a game's replay, one click away
+    expect(page.locator(".replay-note")).to_contain_text("agrees with the rules")
+    assert not errors, errors
+    phone.close()
+
+
+def test_the_host_removes_a_player_who_comes_back_and_leaves_and_a_bot_sits_down(
+    server: str, browser: Browser
+) -> None:
+    laptop = browser.new_context(viewport={"width": 1280, "height": 800}, locale="en")
+    other = browser.new_context(viewport={"width": 1024, "height": 700}, locale="en")
+    host, guest = laptop.new_page(), other.new_page()
+    host.goto(server + "/")
+    host.fill("form#create input[name=name]", "Olga")
+    host.select_option("select[name=seats]", "3")
+    host.select_option("select[name=seat1]", "human")
+    host.select_option("select[name=seat2]", "human")
+    host.uncheck("form#create input[name=public]")  # private: by link only
+    host.click("form#create button[type=submit]")
+    link = host.input_value("#share-link")
+    code = link.split("table=")[1]
+    guest.goto(server + "/")
+    expect(guest.locator(f"#open-tables [data-code='{code}']")).to_have_count(0)
+    guest.goto(link)
+    guest.fill("form#join-seat input[name=name]", "Pavel")
+    guest.click("form#join-seat button")
+    expect(host.locator(".seat-list li[data-seat='1'] .who")).to_contain_text("Pavel")
+    expect(host.locator(".seat-list li[data-seat='1'] .pill.rating")).to_have_text("1000")
+
+    host.click(".seat-list li[data-seat='1'] [data-action=kick]")
+    expect(guest.locator("#toast")).to_contain_text("removed you")
+    expect(guest.locator("form#join-seat")).to_be_visible()  # watching, free to join again
+    expect(host.locator(".seat-list li[data-seat='1'].free")).to_have_count(1)
+
+    guest.click("form#join-seat button")  # the name is his now: it is kept
+    expect(host.locator(".seat-list li[data-seat='1'] .who")).to_contain_text("Pavel")
+    guest.click("[data-action=leave]")
+    expect(guest.locator("#play-now")).to_be_visible()  # back home
+    expect(host.locator(".seat-list li[data-seat='1'].free")).to_have_count(1)
+
+    host.click(".seat-list li[data-seat='2'] [data-action=seat-bot]")
+    expect(host.locator(".seat-list li[data-seat='2'] .pill.bot")).to_be_visible()
+    expect(host.locator(".seat-list li[data-seat='2'] .pill.rating")).to_have_text("1000")
+    laptop.close()
+    other.close()
