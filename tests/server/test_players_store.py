@@ -24,8 +24,9 @@ def url(request: pytest.FixtureRequest, db_url: str) -> Iterator[str]:
 def _record(places: list[int]) -> dict[str, object]:
     seats = [{"name": "Ana", "kind": "human"}, {"name": "Bot 2", "kind": "bot", "level": "hard"},
              {"name": "Bruno", "kind": "human"}]  # fmt: skip
-    turns = [{"seat": 0, "card": "S-1", "round": {"slaps": [{"seat": 0, "card": "R3-1", "ms": 400},
-              {"seat": 2, "card": "B1-1", "ms": 300}, {"seat": 0, "card": "R2-1", "ms": 600}]}}]  # fmt: skip
+    slaps = [{"seat": 0, "card": "R3-1", "ms": 400}, {"seat": 2, "card": "B1-1", "ms": 300},
+             {"seat": 0, "card": "R2-1", "ms": 600}]  # fmt: skip
+    turns = [{"seat": 0, "card": "S-1", "round": {"slaps": slaps}}]
     return {"id": "g1", "seats": seats, "turns": turns,
             "result": {"places": places, "points": [5, 9, 1], "flies": [2, 3, 1]}}  # fmt: skip
 

@@ -5,6 +5,7 @@ a player leaving, and the host giving the free seat to a bot."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from pathlib import Path
@@ -31,10 +32,8 @@ def _play_to_the_end(page: Page, limit_s: float = 150) -> None:
             flies = page.query_selector_all(".fly-card.slappable")
             free = page.query_selector(".my-hand.free")
             if flies and free and time.monotonic() - opened > HUMAN_DELAY_S:
-                try:
+                with contextlib.suppress(Exception):  # the round closed under our finger
                     flies[0].tap(timeout=500)
-                except Exception:  # the round closed under our finger
-                    pass
         else:
             opened = None
         time.sleep(0.05)
