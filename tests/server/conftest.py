@@ -228,8 +228,9 @@ async def join_table(live: Live, code: str, name: str) -> dict[str, Any]:
 
 async def until_all_ready(host: Player) -> None:
     """Read the host's table updates until every seat is ready (the host's ``start`` and
-    another player's ``ready`` travel on different sockets: their order is not given)."""
-    while not all(
-        p["ready"] or p["host"] for p in (await host.expect("table"))["table"]["players"]
-    ):
-        pass
+    another player's ``ready`` travel on different sockets: their order is not given). The
+    last table the host has already read counts: a ``ready`` that changes nothing sends none."""
+    seen = [m for m in host.received if "table" in m]
+    table = seen[-1]["table"] if seen else None
+    while table is None or not all(p["ready"] or p["host"] for p in table["players"]):
+        table = (await host.expect("table"))["table"]

@@ -161,6 +161,8 @@ def _routes(
         code = request.path_params["code"]
         table = runner.tables.get(code)
         found = table.record if table is not None else None
+        if found is not None and table is not None and found.get("id") != table.game_id:
+            found = None  # a rebuilt table's record from the store may be an earlier game's
         if found is None:  # the last game of the table (a rematch plays more than one)
             with runner.store.engine.connect() as conn:
                 last = players_store.latest_game(conn, code)
