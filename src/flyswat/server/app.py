@@ -107,7 +107,7 @@ def _routes(
             body = await _body(request, p.CreateTable)  # a refused body costs no table
             if not tables.allow(client_address(request.scope), time.monotonic()):
                 raise IllegalActionError("too many new tables from this address", "too_many_tables")
-            table, seat, token = runner.create(body)
+            table, seat, token = await runner.create(body)
         except FlyswatError as e:
             return _error(e)
         return JSONResponse(seated(table, seat, token).model_dump(), status_code=201)
@@ -131,7 +131,7 @@ def _routes(
         try:
             table = runner.table(request.path_params["code"])
             body = await _body(request, p.JoinTable)
-            seat, token = runner.run(table, Join(body.name)).reply
+            seat, token = (await runner.act(table, Join(body.name))).reply
         except FlyswatError as e:
             return _error(e)
         return JSONResponse(seated(table, seat, token).model_dump(), status_code=201)
@@ -140,7 +140,7 @@ def _routes(
         try:
             table = runner.table(request.path_params["code"])
             body = await _body(request, p.StartTable)
-            runner.run(table, StartBy(body.token))
+            await runner.act(table, StartBy(body.token))
         except FlyswatError as e:
             return _error(e)
         return JSONResponse(table.info().model_dump())
@@ -304,6 +304,7 @@ def build_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        runner.start()
         runner.restore()
         tasks = [asyncio.create_task(_sweep(runner))]
         if own_process:
