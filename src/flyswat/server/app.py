@@ -117,7 +117,7 @@ def _routes(
                 raise IllegalActionError("too many new tables from this address", "too_many_tables")
             body = body.model_copy(update={"name": name})
             player, rating = (me[0], me[2]) if me else (None, None)
-            table, seat, token = runner.create(body, player, rating)
+            table, seat, token = await runner.create(body, player, rating)
         except FlyswatError as e:
             return _error(e)
         return JSONResponse(seated(table, seat, token).model_dump(), status_code=201)
@@ -143,7 +143,7 @@ def _routes(
             body = await _body(request, p.JoinTable)
             me = players.who(body.player, body.secret)
             join = Join(me[1], me[0], me[2]) if me else Join(players.anonymous_name(body.name))
-            seat, token = runner.run(table, join).reply
+            seat, token = (await runner.act(table, join)).reply
         except FlyswatError as e:
             return _error(e)
         return JSONResponse(seated(table, seat, token).model_dump(), status_code=201)
@@ -152,7 +152,7 @@ def _routes(
         try:
             table = runner.table(request.path_params["code"])
             body = await _body(request, p.StartTable)
-            runner.run(table, StartBy(body.token))
+            await runner.act(table, StartBy(body.token))
         except FlyswatError as e:
             return _error(e)
         return JSONResponse(table.info().model_dump())
@@ -324,6 +324,7 @@ def build_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        runner.start()
         runner.restore()
         tasks = [asyncio.create_task(_sweep(runner))]
         if own_process:

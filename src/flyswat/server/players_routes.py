@@ -181,12 +181,12 @@ class Players:
         pid, name, rating = me
         for table in reversed(list(self.runner.tables.values())):
             if table.listed() and table.options.autofill_ms is not None and not _seated(table, pid):
-                seat, token = self.runner.run(table, Join(name, pid, rating)).reply
+                seat, token = (await self.runner.act(table, Join(name, pid, rating))).reply
                 return _seated_reply(table, seat, token)
         self._limited(request)
         create = p.CreateTable.model_validate({"name": name, "seats": PLAY_NOW_SEATS,
             "remove": PLAY_NOW_REMOVE, "autofill_ms": self.wait_ms})  # fmt: skip
-        table, seat, token = self.runner.create(create, player=pid, rating=rating)
+        table, seat, token = await self.runner.create(create, player=pid, rating=rating)
         return _seated_reply(table, seat, token)
 
     def routes(self) -> list[Route]:

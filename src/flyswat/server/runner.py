@@ -17,7 +17,9 @@ import asyncio
 import itertools
 import logging
 import time
+from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
@@ -27,11 +29,22 @@ from flyswat.errors import FlyswatError, IllegalActionError
 from flyswat.server.connection import Link
 from flyswat.server.limits import Limits
 from flyswat.server.store import Store
+from flyswat.server.writer import Writer
 from flyswat.table.core import Table
 from flyswat.table.io import Command, Gone, Outcome, Sent, Sources, Tick
 from flyswat.table.seats import new_code
 
 log = logging.getLogger("flyswat.server")
+
+
+@dataclass(slots=True)
+class _Untold:
+    """An outcome of a table waiting to be told: its events are ``storing``, or an earlier
+    outcome's are; ``told`` (a future) is resolved when it has been."""
+
+    outcome: Outcome | None
+    storing: bool
+    told: asyncio.Future[None] | None = None
 
 
 def monotonic_ms() -> float:
@@ -59,6 +72,11 @@ class Runner:
         self.tables: dict[str, Table] = {}
         self.links: dict[int, Link] = {}
         self._timers: dict[str, asyncio.TimerHandle] = {}
+        #: Per table, its outcomes not told yet, oldest first (:meth:`carry_out`).
+        self._untold: dict[str, deque[_Untold]] = {}
+        #: The group-commit writer (:meth:`start`); without one, each outcome is stored on
+        #: the spot, synchronously.
+        self.writer: Writer | None = None
         self._ids = itertools.count(1)
 
     # -- the one rule ----------------------------------------------------------------------
@@ -70,10 +88,53 @@ class Runner:
         self.carry_out(table, outcome)
         return outcome
 
+    async def act(self, table: Table, command: Command) -> Outcome:
+        """:meth:`run`, returning once the outcome's events are stored (an HTTP reply)."""
+        outcome = self.run(table, command)
+        await self.stored(table)
+        return outcome
+
+    async def stored(self, table: Table) -> None:
+        """Return once everything ``table`` did so far is stored and told."""
+        untold = self._untold.get(table.code)
+        if untold:
+            waiter = _Untold(None, storing=False, told=asyncio.get_running_loop().create_future())
+            untold.append(waiter)
+            await waiter.told  # type: ignore[misc]
+
     def carry_out(self, table: Table, outcome: Outcome) -> None:
-        """Store the events, then queue the messages and closes, then set the table's timer."""
-        if outcome.events:
-            self.store.append_all(table.code, outcome.events)
+        """Store the events, then (once they are committed) deliver the messages and closes;
+        set the table's timer at once. A table's outcomes are told in the order they came,
+        so one that stores nothing waits behind the ones still being stored."""
+        code = table.code
+        untold = self._untold.get(code)
+        if outcome.events and self.writer is None:
+            self.store.append_all(code, outcome.events)
+        if outcome.events and self.writer is not None:
+            entry = _Untold(outcome, storing=True)
+            self._untold.setdefault(code, deque()).append(entry)
+            self.writer.submit(code, outcome.events, lambda: self._committed(table, entry))
+        elif untold:
+            untold.append(_Untold(outcome, storing=False))
+        else:
+            self.tell(outcome)
+        self._schedule(table)
+
+    def _committed(self, table: Table, entry: _Untold) -> None:
+        entry.storing = False  # stored: told once those before it are
+        untold = self._untold.get(table.code)
+        while untold and not untold[0].storing:
+            first = untold.popleft()
+            if first.outcome is not None:
+                self.tell(first.outcome)
+            if first.told is not None and not first.told.done():
+                first.told.set_result(None)
+        if not untold:
+            self._untold.pop(table.code, None)
+            self.forget(table)
+
+    def tell(self, outcome: Outcome) -> None:
+        """Queue an outcome's messages and closes on their connections."""
         texts: dict[int, str] = {}  # a broadcast's message is encoded once per seat
         for send in outcome.sends:
             link = self.links.get(send.conn)
@@ -86,7 +147,6 @@ class Runner:
             link = self.links.get(close.conn)
             if link is not None:
                 link.close(close.code, close.reason)
-        self._schedule(table)
 
     def _schedule(self, table: Table) -> None:
         timer = self._timers.pop(table.code, None)
@@ -155,11 +215,11 @@ class Runner:
             raise IllegalActionError(f"no table {code!r}", "not_found")
         return table
 
-    def create(
+    async def create(
         self, body: p.CreateTable, player: str | None = None, rating: int | None = None
     ) -> tuple[Table, int, str]:
-        """A new table with its host seated: ``(table, seat, token)``; ``player``: the host's
-        id (checked by the caller) and ``rating`` their shown rating."""
+        """A new table with its host seated, once stored: ``(table, seat, token)``;
+        ``player``: the host's id (checked by the caller), ``rating`` their shown rating."""
         options = p.TableOptions(**body.model_dump(exclude={"name", "player", "secret"}))
         code = new_code()
         while code in self.tables or self.store.exists(code):
@@ -169,13 +229,15 @@ class Runner:
                                       **self._table_settings())  # fmt: skip
         self.tables[code] = table
         self.carry_out(table, outcome)
+        await self.stored(table)
         seat, token = outcome.reply
         return table, seat, token
 
     def forget(self, table: Table) -> None:
         """Drop ``table`` from memory if it is finished (over or expired) and nobody is
         connected to it."""
-        if table.state in ("over", "expired") and not table.conns and not table.strangers:
+        quiet = not table.conns and not table.strangers and table.code not in self._untold
+        if table.state in ("over", "expired") and quiet:
             timer = self._timers.pop(table.code, None)
             if timer is not None:
                 timer.cancel()
@@ -206,9 +268,15 @@ class Runner:
         self.run(table, Gone(link.id))
         self.forget(table)
 
+    def start(self) -> None:
+        """Store through a group-commit writer thread reporting to the running loop."""
+        self.writer = Writer(self.store, asyncio.get_running_loop())
+
     def close(self) -> None:
-        """Stop every timer and release the store."""
+        """Stop every timer, write what is queued, and release the store."""
         for timer in self._timers.values():
             timer.cancel()
         self._timers.clear()
+        if self.writer is not None:
+            self.writer.stop()
         self.store.close()

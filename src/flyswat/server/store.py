@@ -146,27 +146,42 @@ class Store:
 
     def append_all(self, code: str, batch: Sequence[Event]) -> None:
         """Store the events of one command of table ``code``, in one transaction."""
+        self.write_batch([(code, batch)])
+
+    def write_batch(self, batch: Sequence[tuple[str, Sequence[Event]]]) -> None:
+        """Store the events of many commands, ``(table code, events)`` each, in one
+        transaction: all of them or none (:mod:`flyswat.server.writer`'s group commit)."""
         at = now_iso()
+        rows: list[dict[str, Any]] = []
         with self.engine.begin() as conn:
-            rows = []
-            for event in batch:
-                data = data_of(event)
-                if isinstance(event, ev.Created):
-                    conn.execute(_NEW_TABLE, {"code": code, "state": "lobby", "created_at": at})
-                elif isinstance(event, ev.Started | ev.Expired):
-                    state = "playing" if isinstance(event, ev.Started) else "expired"
-                    conn.execute(_SET_STATE, {"key": code, "state": state})
-                elif isinstance(event, ev.Over):
-                    conn.execute(_SET_STATE, {"key": code, "state": "over"})
-                    record = data.pop("record", None)
-                    if record is not None:
-                        conn.execute(delete(records).where(records.c.game_id == event.game_id))
-                        row = {"game_id": event.game_id, "code": code, "record": json.dumps(record)}
-                        conn.execute(insert(records).values(**row))
-                    players_store.record_game(conn, code, event, at)
-                rows.append({"code": code, "kind": event.kind, "data": json.dumps(data), "at": at})
+            for code, events in batch:
+                rows.extend(self._append(conn, code, events, at))
             if rows:
                 conn.execute(_NEW_EVENT, rows)
+
+    @staticmethod
+    def _append(
+        conn: Connection, code: str, batch: Sequence[Event], at: str
+    ) -> list[dict[str, Any]]:
+        """Write what table ``code``'s events change besides the log; returns their rows."""
+        rows = []
+        for e in batch:
+            data = data_of(e)
+            if isinstance(e, ev.Created):
+                conn.execute(_NEW_TABLE, {"code": code, "state": "lobby", "created_at": at})
+            elif isinstance(e, ev.Started | ev.Expired):
+                state = "playing" if isinstance(e, ev.Started) else "expired"
+                conn.execute(_SET_STATE, {"key": code, "state": state})
+            elif isinstance(e, ev.Over):
+                conn.execute(_SET_STATE, {"key": code, "state": "over"})
+                record = data.pop("record", None)
+                if record is not None:
+                    conn.execute(delete(records).where(records.c.game_id == e.game_id))
+                    row = {"game_id": e.game_id, "code": code, "record": json.dumps(record)}
+                    conn.execute(insert(records).values(**row))
+                players_store.record_game(conn, code, e, at)
+            rows.append({"code": code, "kind": e.kind, "data": json.dumps(data), "at": at})
+        return rows
 
     def load(self, code: str) -> list[Event]:
         """Table ``code``'s events, parsed; raises pydantic's ValidationError for a stored

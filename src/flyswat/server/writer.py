@@ -1,0 +1,133 @@
+"""Group commit: the store's writes on a thread of their own, many tables' events at a time.
+
+The event loop never waits for the database. :meth:`Writer.submit` hands one command's events
+to the writer thread and returns at once; the thread takes everything submitted since its
+last commit and writes it in one transaction (:meth:`flyswat.server.store.Store.write_batch`),
+so under load one commit carries the events of many tables, and when the loop is quiet a
+lone event is written as soon as it comes. After the commit, each submission's ``done`` runs
+on the event loop, in the order of submission: that is where the runner tells players what
+the events did — nothing is told before it is stored.
+
+A failed commit is retried (with a growing pause, and logged) until it succeeds or the writer
+is stopped: what was submitted is neither lost nor told early while the process lives.
+:meth:`Writer.stop` writes what is still queued, then ends the thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from flyswat.server.store import Store
+from flyswat.table.events import Event
+
+log = logging.getLogger("flyswat.server")
+
+#: The longest pause between two tries of a failed commit, in seconds.
+MAX_RETRY_S = 2.0
+
+
+@dataclass
+class WriterStats:
+    """What the writer did: commits, events, and the time each commit took (ms)."""
+
+    commits: int = 0
+    events: int = 0
+    failures: int = 0
+    commit_ms: list[float] = field(default_factory=list)
+    batch_sizes: list[int] = field(default_factory=list)
+    keep: int = 10_000  # the latest samples kept
+
+    def add(self, ms: float, events: int) -> None:
+        self.commits += 1
+        self.events += events
+        self.commit_ms.append(ms)
+        self.batch_sizes.append(events)
+        if len(self.commit_ms) > 2 * self.keep:
+            del self.commit_ms[: self.keep]
+            del self.batch_sizes[: self.keep]
+
+
+class Writer:
+    """The writer thread of one store, reporting commits to one event loop."""
+
+    def __init__(self, store: Store, loop: asyncio.AbstractEventLoop) -> None:
+        self.store = store
+        self.loop = loop
+        self.stats = WriterStats()
+        self._queue: list[tuple[str, Sequence[Event], Callable[[], None]]] = []
+        self._lock = threading.Condition()
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name="flyswat-writer", daemon=True)
+        self._thread.start()
+
+    def submit(self, code: str, events: Sequence[Event], done: Callable[[], None]) -> None:
+        """Store ``events`` of table ``code``; ``done()`` runs on the loop once they are."""
+        with self._lock:
+            if self._stopping:
+                raise RuntimeError("the store's writer has stopped")
+            self._queue.append((code, events, done))
+            self._lock.notify()
+
+    @property
+    def queued(self) -> int:
+        """Submissions not yet committed."""
+        with self._lock:
+            return len(self._queue)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Write what is queued, then end the thread (its ``done`` callbacks are not run:
+        the loop is shutting down)."""
+        with self._lock:
+            self._stopping = True
+            self._lock.notify()
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                while not self._queue and not self._stopping:
+                    self._lock.wait()
+                batch, self._queue = self._queue, []
+                stopping = self._stopping
+            if batch:
+                self._commit(batch, stopping)
+            if stopping and not batch:
+                return
+
+    def _commit(
+        self, batch: list[tuple[str, Sequence[Event], Callable[[], None]]], stopping: bool
+    ) -> None:
+        pause = 0.01
+        while True:
+            started = time.perf_counter()
+            try:
+                self.store.write_batch([(code, events) for code, events, _ in batch])
+            except Exception:
+                self.stats.failures += 1
+                log.exception("storing %d submissions failed; trying again", len(batch))
+                if stopping and self.stats.failures > 3:
+                    return  # shutting down with a store that will not take them
+                time.sleep(pause)
+                pause = min(MAX_RETRY_S, pause * 2)
+                continue
+            break
+        self.stats.add((time.perf_counter() - started) * 1000, sum(len(e) for _, e, _ in batch))
+        if stopping:
+            return
+        dones = [done for _, _, done in batch]
+        with contextlib.suppress(RuntimeError):  # a closed loop: nobody is left to tell
+            self.loop.call_soon_threadsafe(_run_all, dones)
+
+
+def _run_all(dones: list[Callable[[], None]]) -> None:
+    for done in dones:
+        try:
+            done()
+        except Exception:  # one table's failure must not keep the others untold
+            log.exception("telling a stored outcome failed")

@@ -1,0 +1,140 @@
+"""Group commit: many tables' events in one transaction, off the event loop, and nothing told
+before its batch is on disk — the runner's rule, with the writer thread held back at will."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from flyswat import protocol as p
+from flyswat.server.runner import Runner
+from flyswat.server.store import Store
+from flyswat.server.writer import Writer
+from flyswat.table.events import Event
+from flyswat.table.io import Message, Sources
+
+
+class HeldStore(Store):
+    """A real SQLite store whose commits wait while ``hold`` is clear."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        self.hold = threading.Event()
+        self.hold.set()
+        self.batches: list[int] = []
+
+    def write_batch(self, batch: Sequence[tuple[str, Sequence[Event]]]) -> None:
+        self.hold.wait(10)
+        super().write_batch(batch)
+        self.batches.append(len(batch))
+
+
+class Recorder:
+    """A connection's link as the runner sees it: what was sent, and whether the event log
+    held the table's events at that moment."""
+
+    def __init__(self, store: Store, code: str) -> None:
+        self.store, self.code = store, code
+        self.sent: list[dict[str, Any]] = []
+        self.stored_then: list[int] = []
+
+    def bind(self, conn: int) -> Recorder:
+        self.id = conn
+        return self
+
+    def send_text(self, text: str, mark: int | None = None) -> None:
+        self.sent.append(p.json.loads(text))
+        self.stored_then.append(len(self.store.events(self.code)))
+
+    def close(self, code: int, reason: str) -> None:
+        pass
+
+
+@pytest.fixture
+def store(tmp_path: Any) -> Any:
+    held = HeldStore(f"sqlite:///{tmp_path / 'held.db'}")
+    yield held
+    held.hold.set()
+    held.close()
+
+
+@pytest.mark.anyio
+async def test_many_submissions_are_committed_together_and_reported_in_order(
+    store: HeldStore,
+) -> None:
+    from flyswat.table import events as ev
+
+    writer = Writer(store, asyncio.get_running_loop())
+    done: list[int] = []
+    all_done = asyncio.Event()
+    store.hold.clear()
+    options = p.TableOptions(seats=2)
+    for i in range(50):
+        created = ev.Created(options=options, host=0, created_at="2026-12-01T00:00:00Z")
+
+        def report(i: int = i) -> None:
+            done.append(i)
+            if len(done) == 50:
+                all_done.set()
+
+        writer.submit(f"T{i:05d}", [created], report)
+    await asyncio.sleep(0.05)
+    assert done == []  # nothing is reported before its commit
+    store.hold.set()
+    await asyncio.wait_for(all_done.wait(), 10)
+    writer.stop()
+    assert done == list(range(50))
+    assert len(store.batches) <= 2  # the first lone one, then the 49 that queued meanwhile
+    assert writer.stats.events == 50
+    assert len(store.codes()) == 50
+
+
+@pytest.mark.anyio
+async def test_a_message_goes_out_only_once_its_event_is_stored(store: HeldStore) -> None:
+    runner = Runner(store, sources=Sources.fixed)
+    runner.start()
+    try:
+        create = p.CreateTable(name="Ana", seats=2)
+        table, _, token = await runner.create(create)
+        rec = Recorder(store, table.code)
+        link: Any = runner.link(table, lambda conn, _: rec.bind(conn))  # type: ignore[arg-type,return-value]
+        runner.run(table, Message(link.id, p.Hello(type="hello", token=token)))
+        assert [m["type"] for m in rec.sent] == ["welcome", "table"]  # nothing to store
+        store.hold.clear()
+        runner.run(table, Message(link.id, p.Ready(type="ready", ready=True)))
+        # The table moved on at once; its players hear of it only after the commit.
+        assert table.seats[0].ready
+        await asyncio.sleep(0.05)
+        assert len(rec.sent) == 2
+        before = len(store.events(table.code))
+        store.hold.set()
+        await runner.stored(table)
+        assert rec.sent[2]["type"] == "table" and rec.sent[2]["table"]["players"][0]["ready"]
+        assert rec.stored_then[2] == before + 1  # told after its commit
+    finally:
+        runner.close()
+
+
+@pytest.mark.anyio
+async def test_a_refusal_waits_behind_an_outcome_still_being_stored(store: HeldStore) -> None:
+    runner = Runner(store, sources=Sources.fixed)
+    runner.start()
+    try:
+        table, _, token = await runner.create(p.CreateTable(name="Ana", seats=2))
+        rec = Recorder(store, table.code)
+        link: Any = runner.link(table, lambda conn, _: rec.bind(conn))  # type: ignore[arg-type,return-value]
+        runner.run(table, Message(link.id, p.Hello(type="hello", token=token)))
+        store.hold.clear()
+        runner.run(table, Message(link.id, p.Ready(type="ready", ready=True)))
+        runner.run(table, Message(link.id, p.Reveal(type="reveal")))  # refused: no game yet
+        await asyncio.sleep(0.05)
+        assert [m["type"] for m in rec.sent] == ["welcome", "table"]
+        store.hold.set()
+        await runner.stored(table)
+        assert [m["type"] for m in rec.sent][2:] == ["table", "error"]  # in the order they came
+    finally:
+        runner.close()
