@@ -95,7 +95,7 @@ def _page(runner: Runner, request: Request) -> p.TableList:
     joinable = [t for t in newest if t.listed()]
     page = joinable[:limit]
     more = len(joinable) > limit
-    return p.TableList(tables=[t.info() for t in page], levels=list(LEVELS),
+    return p.TableList(tables=[t.info(runner.clock()) for t in page], levels=list(LEVELS),
                        next=page[-1].code if more and page else None)  # fmt: skip
 
 
@@ -133,7 +133,7 @@ def _routes(
             table = runner.table(request.path_params["code"])
             if table.state == "expired":
                 raise IllegalActionError("this lobby was left unused and has closed", "expired")
-            return JSONResponse(table.info().model_dump())
+            return JSONResponse(table.info(runner.clock()).model_dump())
         except FlyswatError as e:
             return _error(e)
 

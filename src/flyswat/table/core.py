@@ -312,8 +312,8 @@ class Table:
 
     # -- what everyone sees ----------------------------------------------------------------
 
-    def info(self) -> p.TableInfo:
-        """The table's public state."""
+    def info(self, now: float | None = None) -> p.TableInfo:
+        """The table's public state (at ``now``, by default the last command's time)."""
         game = self.game
         over = self.state == "over" and game is not None
         return p.TableInfo(
@@ -342,7 +342,7 @@ class Table:
             commitment=commitment(game.seed) if game and game.seed else None,
             seed=str(game.seed) if over and game else None,
             record_url=f"/api/tables/{self.code}/record" if over else None,
-            fill_in_ms=lifecycle.fill_in_ms(self),
+            fill_in_ms=lifecycle.fill_in_ms(self, self.now if now is None else now),
             games=self.games_played + (1 if over else 0),
         )
 

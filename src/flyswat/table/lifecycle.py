@@ -99,11 +99,11 @@ def wake_at(t: Table) -> float | None:
     return t.fill_due if t.state == "lobby" else None
 
 
-def fill_in_ms(t: Table) -> int | None:
-    """ms left before the bots take the free seats (a Play now lobby), or None."""
+def fill_in_ms(t: Table, now: float) -> int | None:
+    """ms left at ``now`` before the bots take the free seats (a Play now lobby), or None."""
     if t.state != "lobby" or t.fill_due is None:
         return None
-    return max(0, round(t.fill_due - t.now))
+    return max(0, round(t.fill_due - now))
 
 
 def tick(t: Table, now: float) -> None:
