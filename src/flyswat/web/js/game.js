@@ -74,6 +74,12 @@ export class GameManager {
     const now = performance.now();
     // A Play now lobby's countdown runs on this clock: ms left, from when it came.
     if (msg.table?.fill_in_ms != null) msg.table.fill_deadline = now + msg.table.fill_in_ms;
+    if (msg.type === "error" && msg.code === "kicked") {
+      // Removed from the lobby: the token opens nothing now, so come back as a watcher.
+      this.storage.saveSeat(this.state.code, null);
+      this.conn.token = null;
+      this.state = { ...this.state, token: null };
+    }
     this.state = reduce(this.state, msg, now);
     if (msg.type === "started") {
       // A rematch: the last game's end is put away.
