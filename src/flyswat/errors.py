@@ -89,7 +89,7 @@ CODES: dict[str, ErrorCode] = _codes(
     ),
     # -- players -----------------------------------------------------------------------
     ("no_player", _I, 404, True, "no player with that id"),
-    ("name_taken", _I, 409, True, "another player has that name"),
+    ("name_taken", _I, 409, True, "every tagged form of that name is taken: choose another"),
     ("bad_secret", _I, 403, True, "that is not this player's secret"),
     ("bad_claim", _I, 403, True, "no identity has that claim code, or it is spent"),
     # -- play --------------------------------------------------------------------------

@@ -49,10 +49,10 @@ def test_a_new_player_plays_now_rematches_and_finds_both_games(
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(server + "/")
-    page.fill("#play-now-form input[name=name]", "Bot 7")  # posing as a bot: refused
+    page.fill("#play-now-form input[name=player_name]", "Bot 7")  # posing as a bot: refused
     page.click("#play-now-form button")
     expect(page.locator("#play-now-error")).to_contain_text("name")
-    page.fill("#play-now-form input[name=name]", "Nadia")
+    page.fill("#play-now-form input[name=player_name]", "Nadia")
     page.click("#play-now-form button")
     countdown = page.locator(".fill-countdown")
     expect(countdown).to_contain_text("Bots take the free seats in")

@@ -2,7 +2,8 @@
 
 The server stores a secret only as its SHA-256 (as it stores seat tokens), and compares in
 constant time. A name is chosen once and is unique per server by its *key* (case, width and
-spacing folded, :func:`name_key`); names that read as a bot's or a free seat's ("Bot 2",
+spacing folded, :func:`name_key`): a name already taken is shown with a short tag ("Ana #K7Q",
+:func:`tagged`); names that read as a bot's or a free seat's ("Bot 2",
 "bot", "Seat 3", in any of the client's languages) are refused, so nobody can pose as one.
 A one-time *claim code* moves an identity to another device.
 """
@@ -54,6 +55,15 @@ def clean_name(name: str) -> str:
     if _RESERVED_RE.match(name_key(cleaned)):
         raise MalformedError("that name reads as a bot's or a seat's: choose another", "bad_name")
     return cleaned
+
+
+#: A tag told apart a name already taken: "Ana #K7Q".
+TAG_LENGTH = 3
+
+
+def tagged(name: str, tag: str) -> str:
+    """``name`` with a short ``tag``, shortened to fit: what a second "Ana" is shown as."""
+    return f"{name[: MAX_NAME - len(tag) - 2].rstrip()} #{tag}"
 
 
 def name_key(name: str) -> str:

@@ -91,12 +91,15 @@ class Players:
         return row["id"], row["name"], Rating(row["mu"], row["sigma"]).shown
 
     def anonymous_name(self, name: str) -> str:
-        """A name given without an identity: not a bot's or a seat's, nor a player's."""
+        """A name given without an identity: not a bot's or a seat's; a player's name is
+        given a short tag, so that nobody can pose as them."""
         cleaned = identity.clean_name(name)
         with self.engine.connect() as conn:
-            if ps.name_taken(conn, cleaned):
-                raise IllegalActionError(f"{cleaned!r} is a player's name", "name_taken")
-        return cleaned
+            for _ in range(MAX_TAG_TRIES):
+                if not ps.name_taken(conn, cleaned):
+                    return cleaned
+                cleaned = identity.tagged(identity.clean_name(name), _tag())
+        raise IllegalActionError(f"the name {name!r} is taken: choose another", "name_taken")
 
     def _limited(self, request: Request) -> None:
         if not self.buckets.allow(client_address(request.scope), time.monotonic()):
@@ -109,8 +112,15 @@ class Players:
         name = identity.clean_name(body.name)
         self._limited(request)
         pid, secret = secrets.token_urlsafe(12), secrets.token_urlsafe(24)
-        with self.engine.begin() as conn:
-            ps.register(conn, pid, name, secret, ps_now())
+        for attempt in range(MAX_TAG_TRIES):  # a name already taken is given a short tag
+            try:
+                with self.engine.begin() as conn:
+                    ps.register(conn, pid, name, secret, ps_now())
+                break
+            except IllegalActionError as e:
+                if e.code != "name_taken" or attempt == MAX_TAG_TRIES - 1:
+                    raise
+                name = identity.tagged(identity.clean_name(body.name), _tag())
         reply = p.Identity(player=pid, secret=secret, name=name)
         return JSONResponse(reply.model_dump(), status_code=201)
 
@@ -212,6 +222,14 @@ class Players:
             Route("/api/games/{game}/record", guarded(self.game_record)),
             Route("/api/play", guarded(self.play_now), methods=["POST"]),
         ]
+
+
+#: Tags tried for a name already taken before giving up (``name_taken``).
+MAX_TAG_TRIES = 12
+
+
+def _tag() -> str:
+    return "".join(secrets.choice(identity.CLAIM_ALPHABET) for _ in range(identity.TAG_LENGTH))
 
 
 def ps_now() -> str:

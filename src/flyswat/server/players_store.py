@@ -111,8 +111,7 @@ def register(conn: Connection, player_id: str, name: str, secret: str, at: str) 
         "rated": 0,
     }
     try:
-        with conn.begin_nested():
-            conn.execute(insert(players).values(**row))
+        conn.execute(insert(players).values(**row))
     except IntegrityError:  # the same name at the same moment from another request
         raise IllegalActionError(
             f"the name {name!r} is taken: choose another", "name_taken"

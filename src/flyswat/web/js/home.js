@@ -77,14 +77,14 @@ function playNowHtml() {
   const who = me();
   const name = who
     ? `<span class="playing-as">${esc(t("players.playingAs", { name: who.name }))}</span>`
-    : `<input name="name" required maxlength="32" data-i18n-placeholder="home.namePlaceholder" data-i18n-aria="home.name">`;
+    : `<input name="player_name" required maxlength="32" data-i18n-placeholder="home.namePlaceholder" data-i18n-aria="home.name">`;
   const links = who
     ? `<p class="muted player-links"><a href="?player=${esc(who.player)}" data-page="?player=${esc(who.player)}" data-i18n="players.yourProfile"></a> ·
         <a href="?leaderboard" data-page="?leaderboard" data-i18n="players.leaderboard"></a></p>`
-    : `<details class="claim"><summary data-i18n="players.haveCode"></summary>
-        <form class="row" id="claim-form" autocomplete="off" novalidate>
+    : `<p class="claim"><button type="button" class="link-button" data-show-claim aria-expanded="false" data-i18n="players.haveCode"></button></p>
+        <form class="row" id="claim-form" autocomplete="off" novalidate hidden>
           <input name="code" required maxlength="12" placeholder="ABCD-2345" data-i18n-aria="players.claimCode">
-          <button class="btn secondary" type="submit" data-i18n="players.claim"></button></form></details>`;
+          <button class="btn secondary" type="submit" data-i18n="players.claim"></button></form>`;
   return `<section class="card-box play-now" id="play-now">
     <h2 data-i18n="players.playNowTitle"></h2><p data-i18n="players.playNowIntro"></p>
     <form class="row" id="play-now-form" autocomplete="off" novalidate>${name}
@@ -97,11 +97,12 @@ async function playNow(app) {
   const form = app.querySelector("#play-now-form");
   const error = app.querySelector("#play-now-error");
   error.hidden = true;
-  if (form.name && !checkName(form.name)) return;
+  const input = form.player_name;
+  if (input && !checkName(input)) return;
   const button = form.querySelector("button");
   button.disabled = true;
   try {
-    await ensureMe(form.name ? form.name.value.trim() : "");
+    await ensureMe(input ? input.value.trim() : "");
     const seated = await players.playNow();
     storage.saveSeat(seated.code, { seat: seated.seat, token: seated.token, host: seated.host, name: me().name });
     navigate(`?table=${seated.code}`);
@@ -173,11 +174,16 @@ export function homePage(app) {
     </section>
   </div>`;
   const form = app.querySelector("#create");
-  form.name.value = me()?.name || storage.name();
-  if (me()) form.name.readOnly = true; // the name was chosen once
+  form.name.value = me()?.name || storage.name(); // with an identity, its name is used
   app.querySelector("#play-now-form").addEventListener("submit", (ev) => {
     ev.preventDefault();
     playNow(app);
+  });
+  app.querySelector("[data-show-claim]")?.addEventListener("click", (ev) => {
+    const claim = app.querySelector("#claim-form");
+    claim.hidden = !claim.hidden;
+    ev.currentTarget.setAttribute("aria-expanded", String(!claim.hidden));
+    if (!claim.hidden) claim.code.focus();
   });
   app.querySelector("#claim-form")?.addEventListener("submit", async (ev) => {
     ev.preventDefault();
