@@ -26,7 +26,7 @@ from pydantic import ValidationError
 
 from flyswat import protocol as p
 from flyswat.errors import FlyswatError, IllegalActionError
-from flyswat.server.connection import Link
+from flyswat.server.connection import Link, text_frame
 from flyswat.server.limits import Limits
 from flyswat.server.store import Store
 from flyswat.server.writer import Writer
@@ -71,6 +71,7 @@ class Runner:
         self.sources = sources
         self.tables: dict[str, Table] = {}
         self.links: dict[int, Link] = {}
+        self._dirty: list[Link] = []  # links with frames to write at the end of the turn
         self._timers: dict[str, asyncio.TimerHandle] = {}
         #: Per table, its outcomes not told yet, oldest first (:meth:`carry_out`).
         self._untold: dict[str, deque[_Untold]] = {}
@@ -135,14 +136,19 @@ class Runner:
 
     def tell(self, outcome: Outcome) -> None:
         """Queue an outcome's messages and closes on their connections."""
-        texts: dict[int, str] = {}  # a broadcast's message is encoded once per seat
+        frames: dict[int, bytes] = {}  # a broadcast's message is framed once for all
         for send in outcome.sends:
             link = self.links.get(send.conn)
             if link is not None:
                 key = id(send.message)
-                if key not in texts:
-                    texts[key] = send.message.model_dump_json()
-                link.send_text(texts[key], send.mark)
+                frame = frames.get(key)
+                if frame is None:
+                    message = send.message
+                    data = message if isinstance(message, bytes) else message.model_dump_json()
+                    frame = frames[key] = text_frame(
+                        data if isinstance(data, bytes) else data.encode()
+                    )
+                link.send(frame, send.mark)
         for close in outcome.closes:
             link = self.links.get(close.conn)
             if link is not None:
@@ -257,6 +263,21 @@ class Runner:
         link = make(conn, on_sent)
         self.links[conn] = link
         return link
+
+    def flush_soon(self, link: Link) -> None:
+        """Write ``link``'s frames at the end of this loop turn, with every other link's:
+        one write per connection per turn, however many messages it got."""
+        self._dirty.append(link)
+        if len(self._dirty) == 1:
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        dirty, self._dirty = self._dirty, []
+        for link in dirty:
+            try:
+                link.flush()
+            except Exception:  # one socket's failure must not keep the others' frames
+                log.exception("writing to connection %d failed", link.id)
 
     def unlink(self, table: Table, link: Link) -> None:
         """``link`` closed: tell its table, forget the link."""
