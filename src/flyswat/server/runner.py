@@ -73,6 +73,7 @@ class Runner:
         self.links: dict[int, Link] = {}
         self._dirty: list[Link] = []  # links with frames to write at the end of the turn
         self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._wakes: dict[str, float] = {}  # the table time each timer is set for
         #: Per table, its outcomes not told yet, oldest first (:meth:`carry_out`).
         self._untold: dict[str, deque[_Untold]] = {}
         #: The group-commit writer (:meth:`start`); without one, each outcome is stored on
@@ -155,18 +156,23 @@ class Runner:
                 link.close(close.code, close.reason)
 
     def _schedule(self, table: Table) -> None:
+        wake = table.wake_at
+        if wake is not None and self._wakes.get(table.code) == wake:
+            return  # the timer already set is the one (most commands change no deadline)
         timer = self._timers.pop(table.code, None)
+        self._wakes.pop(table.code, None)
         if timer is not None:
             timer.cancel()
-        wake = table.wake_at
         if wake is None:
             return
         delay = max(0.0, (wake - self.clock()) / 1000) + 0.0005
         loop = asyncio.get_running_loop()
         self._timers[table.code] = loop.call_later(delay, self._tick, table.code)
+        self._wakes[table.code] = wake
 
     def _tick(self, code: str) -> None:
         self._timers.pop(code, None)
+        self._wakes.pop(code, None)
         table = self.tables.get(code)
         if table is None:
             return
@@ -241,6 +247,7 @@ class Runner:
         quiet = not table.conns and not table.strangers and table.code not in self._untold
         if table.state in ("over", "expired") and quiet:
             timer = self._timers.pop(table.code, None)
+            self._wakes.pop(table.code, None)
             if timer is not None:
                 timer.cancel()
             self.tables.pop(table.code, None)
@@ -294,6 +301,7 @@ class Runner:
         for timer in self._timers.values():
             timer.cancel()
         self._timers.clear()
+        self._wakes.clear()
         if self.writer is not None:
             self.writer.stop()
         self.store.close()
