@@ -28,6 +28,7 @@ from typing import Any
 import httpx
 from websockets.asyncio.client import ClientConnection, connect
 
+from flyswat.wire import Assembler
 from harness.client import open_table, stuck_spectator
 from harness.procs import ServerProcess, rss_bytes
 from harness.server import free_port, running_server
@@ -107,9 +108,11 @@ async def reveal_latency(
         view: dict[str, Any] = {}
         times: list[float] = []
 
+        wires = {id(ws): Assembler() for ws in players}
+
         async def until(ws: ClientConnection, kinds: set[str]) -> dict[str, Any]:
             while True:
-                msg = json.loads(await ws.recv())
+                msg = wires[id(ws)].feed(json.loads(await ws.recv()))
                 if msg["type"] == "ping":
                     await ws.send(json.dumps({"type": "pong", "id": msg["id"]}))
                 elif msg["type"] in kinds:
@@ -173,12 +176,13 @@ class Player:
     def __init__(self, ws: ClientConnection) -> None:
         self.ws = ws
         self.inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.wire = Assembler()
         self.task = asyncio.create_task(self._read())
 
     async def _read(self) -> None:
         with contextlib.suppress(Exception):
             async for raw in self.ws:
-                msg = json.loads(raw)
+                msg = self.wire.feed(json.loads(raw))
                 if msg["type"] == "ping":
                     await self.ws.send(json.dumps({"type": "pong", "id": msg["id"]}))
                 else:

@@ -24,6 +24,8 @@ from typing import Any
 import httpx
 from websockets.asyncio.client import ClientConnection, connect
 
+from flyswat.wire import Assembler
+
 
 def target(centre: list[str]) -> str | None:
     """The fly every racer goes for: the highest value of an allowed colour (R14), then text."""
@@ -68,6 +70,7 @@ class Racer:
     seat: int | None = None
     races: dict[int, Race] = field(default_factory=dict)
     errors: Counter[str] = field(default_factory=Counter)
+    wire: Assembler = field(default_factory=Assembler)
     over: dict[str, Any] | None = None
     messages: int = 0
     _revealed: int = -1
@@ -88,7 +91,7 @@ class Racer:
             async for raw in ws:
                 now = loop.time()
                 self.messages += 1
-                msg = json.loads(raw)
+                msg = self.wire.feed(json.loads(raw))
                 kind = msg["type"]
                 if kind == "ping":
                     if self.pong_delay_ms == 0:

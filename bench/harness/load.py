@@ -43,10 +43,10 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import WebSocketException
 
 from flyswat.bots import ex_gauss
+from flyswat.wire import Assembler
 from harness.client import target
 
 #: The start of the messages a load player needs to read no further than their type.
-_HANDS = '{"type":"hands"'
 _PING = '{"type":"ping"'
 _ACCEPTED = '{"type":"accepted"'
 _TABLE = '{"type":"table"'
@@ -178,6 +178,7 @@ class LoadPlayer:
         self.stats = stats
         self.drop_per_min = drop_per_min
         self.welcomed = asyncio.Event()
+        self.wire = Assembler()
         self.over: dict[str, Any] | None = None
         self.turn = -1
         self._reveal_for = -1
@@ -241,9 +242,9 @@ class LoadPlayer:
         await self._send(ws, {"type": "hello", "token": self.token})
         async for raw in ws:
             stats.received += 1
-            if not isinstance(raw, str) or raw.startswith((_HANDS, _ACCEPTED, _TABLE)):
+            if not isinstance(raw, str) or raw.startswith((_ACCEPTED, _TABLE)):
                 continue
-            msg = json.loads(raw)
+            msg = self.wire.feed(json.loads(raw))
             kind = msg["type"]
             if kind == "ping":
                 await self._send(ws, {"type": "pong", "id": msg["id"]})
@@ -264,7 +265,7 @@ class LoadPlayer:
                         stats.reveal_ms.append((now - self._reveal_sent) * 1000)
                         stats.reveal_at.append(time.time())
                     self._reveal_sent = None
-                if v["round"] is not None:
+                if v is not None and v["round"] is not None:
                     self._plan_slap(ws, v, now)
             elif kind == "round":
                 ms = self.table.round_latency(msg["turn"], now)

@@ -22,7 +22,7 @@ from flyswat.cards import DECK
 from flyswat.errors import MalformedError
 from flyswat.rules import MAX_SEATS, MAX_SLAP_WINDOW_MS, MIN_SEATS, MIN_SLAP_WINDOW_MS
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 MAX_MESSAGE_BYTES = 4096
 MAX_NAME = 32
 
@@ -97,6 +97,42 @@ class GameView(TypedDict):
     revealed_won: list[list[str]] | None
     removed: int
     revealed_removed: list[str] | None
+
+
+class ViewDelta(TypedDict, total=False):
+    """The public fields of the view that changed since the table's previous broadcast
+    (protocol 3, :mod:`flyswat.wire`): merge them into the last view you have. The public
+    view is a spectator's: ``seat`` is null, ``won`` empty, ``round.mine`` empty."""
+
+    seats: int
+    hands: int
+    to_move: int
+    turn: int
+    draw_counts: list[int]
+    won_counts: list[int]
+    centre: list[str]
+    box: list[str]
+    last_card: str | None
+    round: OpenRoundView | None
+    last_round: LastRoundView | None
+    over: bool
+    result: ResultView | None
+    revealed_draw: list[list[str]] | None
+    revealed_won: list[list[str]] | None
+    removed: int
+    revealed_removed: list[str] | None
+    seat: None
+    won: list[str]
+
+
+class You(TypedDict):
+    """The private part of your view (protocol 3), sent when it changed: your seat, your won
+    cards, your hands laid in the open round and whether you said done."""
+
+    seat: int
+    won: list[str]
+    mine: list[str]
+    done: bool
 
 
 class BotSeat(_Model):
@@ -508,7 +544,8 @@ class Revealed(_Model):
     round: bool
     window_ms: int | None
     auto: bool
-    view: GameView
+    view: ViewDelta
+    you: You | None = None
     turn_deadline_ms: int | None = Field(
         None, description="ms until the server reveals for the human to move; None otherwise"
     )
@@ -524,12 +561,14 @@ class Accepted(_Model):
 
 
 class Hands(_Model):
-    """During a round, after each accepted hand or done: your view, whose ``round`` holds the
-    hands laid per seat and your own (never others' cards)."""
+    """During a round, hands were laid or done said: what changed (``round.laid``: the hands
+    laid per seat; your own in ``you``, never others' cards). Coalesced: one message for
+    the hands of up to 100 ms."""
 
     type: Literal["hands"] = "hands"
     turn: int
-    view: GameView
+    view: ViewDelta
+    you: You | None = None
 
 
 class RoundClosed(_Model):
@@ -537,7 +576,8 @@ class RoundClosed(_Model):
 
     type: Literal["round"] = "round"
     turn: int
-    view: GameView
+    view: ViewDelta
+    you: You | None = None
     turn_deadline_ms: int | None = Field(
         None, description="ms until the server reveals for the human to move; None otherwise"
     )
@@ -552,7 +592,8 @@ class Over(_Model):
     commitment: str
     record_url: str
     table: TableInfo
-    view: GameView
+    view: ViewDelta
+    you: You | None = None
 
 
 class Ping(_Model):

@@ -22,12 +22,17 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
+from pydantic import TypeAdapter
 from websockets.asyncio.client import ClientConnection, connect
 
+from flyswat.protocol import ServerMessage
 from flyswat.server.app import build_app
 from flyswat.server.limits import Limits
 from flyswat.server.transport import uvicorn_config
+from flyswat.wire import Assembler
 from harness.server import free_port
+
+SERVER_MESSAGE: TypeAdapter[Any] = TypeAdapter(ServerMessage)
 
 FAST = {"slap_window_ms": 600, "turn_timeout_ms": 400, "remove": 90}
 
@@ -142,6 +147,7 @@ class Player:
     reaction_ms: int = 250
     slaps: bool = True
     reveals: bool = True
+    wire: Assembler = field(default_factory=Assembler)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     @classmethod
@@ -169,6 +175,8 @@ class Player:
             if msg["type"] == "ping":
                 await self.send(type="pong", id=msg["id"])
                 continue
+            SERVER_MESSAGE.validate_python(msg)  # every message as PROTOCOL.md says
+            msg = self.wire.feed(msg)  # with the seat's whole view (protocol 3's deltas)
             self.raw.append(raw)
             self.received.append(msg)
             return msg
@@ -228,9 +236,14 @@ async def join_table(live: Live, code: str, name: str) -> dict[str, Any]:
 
 async def until_all_ready(host: Player) -> None:
     """Read the host's table updates until every seat is ready (the host's ``start`` and
-    another player's ``ready`` travel on different sockets: their order is not given). The
-    last table the host has already read counts: a ``ready`` that changes nothing sends none."""
-    seen = [m for m in host.received if "table" in m]
-    table = seen[-1]["table"] if seen else None
-    while table is None or not all(p["ready"] or p["host"] for p in table["players"]):
-        table = (await host.expect("table"))["table"]
+    another player's ``ready`` travel on different sockets: their order is not given)."""
+
+    def all_ready(msg: dict[str, Any]) -> bool:
+        return all(p["ready"] or p["host"] for p in msg["table"]["players"])
+
+    # The table as last told may already be it (a ready that changes nothing tells nobody).
+    told = [m for m in host.received if m["type"] in ("table", "welcome")]
+    if told and all_ready(told[-1]):
+        return
+    while not all_ready(await host.expect("table")):
+        pass

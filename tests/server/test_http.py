@@ -1,43 +1,84 @@
-"""The HTTP routes, in-process (Starlette's TestClient): tables, joins, records, errors."""
+"""The HTTP routes on a real server (uvicorn in a thread, its own protocols): tables, joins,
+records, errors; the WebSockets of these tests are real ones too, read synchronously."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import time
-import warnings
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
-from starlette.exceptions import StarletteDeprecationWarning
+from websockets.sync.client import ClientConnection, connect
 
 from flyswat.bots import LEVELS
-from flyswat.server.app import WEB_DIR, build_app
+from flyswat.server.app import WEB_DIR
+from flyswat.wire import Assembler
 
-with warnings.catch_warnings():
-    # Starlette 1 asks for the httpx2 fork for its test client; httpx still works for it.
-    warnings.simplefilter("ignore", StarletteDeprecationWarning)
-    from starlette.testclient import TestClient
+from .conftest import SERVER_MESSAGE, Live, serve
 
 FAST = {"slap_window_ms": 600, "turn_timeout_ms": 300, "remove": 100}
 
 
+class Socket:
+    """A real WebSocket read synchronously: pings answered, every message checked against
+    the protocol and given its whole view (protocol 3's deltas put together)."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self.ws, self.wire = ws, Assembler()
+
+    def send_json(self, msg: dict[str, Any]) -> None:
+        self.ws.send(json.dumps(msg))
+
+    def receive_json(self) -> dict[str, Any]:
+        while True:
+            msg = json.loads(self.ws.recv(timeout=10))
+            if msg["type"] != "ping":
+                SERVER_MESSAGE.validate_python(msg)
+                return self.wire.feed(msg)
+            self.send_json({"type": "pong", "id": msg["id"]})
+
+
+class Client(httpx.Client):
+    """HTTP to the live server, and its WebSockets."""
+
+    def __init__(self, live: Live) -> None:
+        super().__init__(base_url=live.http, timeout=10)
+        self.live, self.app = live, live.app
+
+    @contextlib.contextmanager
+    def websocket_connect(self, path: str) -> Iterator[Socket]:
+        with connect(self.live.ws + path, max_size=2**20) as ws:
+            yield Socket(ws)
+
+
+def eventually(check: Any, timeout: float = 10) -> None:
+    """Wait for the server (on its own thread) to have done what ``check`` checks."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "the server never got there"
+        time.sleep(0.01)
+
+
 @pytest.fixture
-def client(db_url: str) -> Iterator[TestClient]:
-    with TestClient(build_app(db_url, bot_pace=0.01)) as c:
+def client(db_url: str) -> Iterator[Client]:
+    with serve(db_url, bot_pace=0.01) as live, Client(live) as c:
         yield c
 
 
-def create(client: TestClient, **body: Any) -> dict[str, Any]:
+def create(client: Client, **body: Any) -> dict[str, Any]:
     reply = client.post("/api/tables", json={"name": "Ana", **FAST, **body})
     assert reply.status_code == 201, reply.text
     return dict(reply.json())
 
 
-def test_health_says_ok(client: TestClient) -> None:
+def test_health_says_ok(client: Client) -> None:
     assert client.get("/health").json() == {"ok": True, "tables": 0}
 
 
-def test_a_table_is_created_joined_and_listed(client: TestClient) -> None:
+def test_a_table_is_created_joined_and_listed(client: Client) -> None:
     seated = create(client, seats=3, bots=[{"seat": 1, "level": "easy"}])
     assert seated["seat"] == 0 and seated["host"] and seated["token"]
     code = seated["code"]
@@ -74,14 +115,14 @@ def test_a_table_is_created_joined_and_listed(client: TestClient) -> None:
     ],
 )
 def test_bad_table_options_are_refused_and_no_table_is_made(
-    client: TestClient, body: dict[str, Any], status: int, error: str
+    client: Client, body: dict[str, Any], status: int, error: str
 ) -> None:
     reply = client.post("/api/tables", json={"name": "Ana", **body})
     assert (reply.status_code, reply.json()["error"]) == (status, error)
     assert client.get("/health").json()["tables"] == 0
 
 
-def test_unknown_tables_and_unfinished_records_are_clear_errors(client: TestClient) -> None:
+def test_unknown_tables_and_unfinished_records_are_clear_errors(client: Client) -> None:
     assert client.get("/api/tables/NOPE42").json()["error"] == "not_found"
     assert client.post("/api/tables/NOPE42/join", json={"name": "x"}).status_code == 404
     assert client.get("/api/tables/NOPE42/record").status_code == 404
@@ -91,7 +132,7 @@ def test_unknown_tables_and_unfinished_records_are_clear_errors(client: TestClie
     assert client.post("/api/tables", content=b"{oops").json()["error"] == "malformed"
 
 
-def test_only_the_host_token_starts_a_table_over_http(client: TestClient) -> None:
+def test_only_the_host_token_starts_a_table_over_http(client: Client) -> None:
     seated = create(client, seats=2)
     code = seated["code"]
     joined = client.post(f"/api/tables/{code}/join", json={"name": "Bruno"}).json()
@@ -103,7 +144,7 @@ def test_only_the_host_token_starts_a_table_over_http(client: TestClient) -> Non
     assert (early.status_code, early.json()["error"]) == (409, "not_ready")
     with client.websocket_connect(f"/ws/{code}") as ws:
         ws.send_json({"type": "hello", "token": joined["token"]})
-        assert ws.receive_json()["type"] == "welcome"
+        assert ws.receive_json()["type"] == "welcome"  # the seat's socket, then its ready
         ws.send_json({"type": "ready"})
         ready = False
         while not ready:
@@ -115,7 +156,7 @@ def test_only_the_host_token_starts_a_table_over_http(client: TestClient) -> Non
     assert late.json()["error"] == "already_started"
 
 
-def play_out(client: TestClient, *, as_player: bool) -> tuple[str, dict[str, Any], Any]:
+def play_out(client: Client, *, as_player: bool) -> tuple[str, dict[str, Any], Any]:
     """Start a table of the host and a bot and watch it to its end (as the host, or as a
     spectator); returns its code, the host's seating and the ``over`` message."""
     seated = create(client, seats=2, bots=[{"seat": 1, "level": "hard"}])
@@ -129,7 +170,7 @@ def play_out(client: TestClient, *, as_player: bool) -> tuple[str, dict[str, Any
 
 
 def test_an_absent_table_plays_itself_out_in_process_and_its_record_is_served(
-    client: TestClient,
+    client: Client,
 ) -> None:
     """Nobody plays: the turn timeout reveals for the humans, the bots play."""
     code, _, msg = play_out(client, as_player=False)
@@ -139,11 +180,11 @@ def test_an_absent_table_plays_itself_out_in_process_and_its_record_is_served(
 
 
 def test_a_finished_table_nobody_watches_leaves_memory_and_comes_back_on_demand(
-    client: TestClient,
+    client: Client,
 ) -> None:
     code, seated, msg = play_out(client, as_player=True)
     server = client.app.state.runner
-    assert code not in server.tables  # the last connection left a finished game
+    eventually(lambda: code not in server.tables)  # the last connection left a finished game
     assert client.get("/health").json()["tables"] == 0
     assert client.get(f"/api/tables/{code}/record").json()["result"] == msg["result"]
     info = client.get(f"/api/tables/{code}").json()
@@ -152,19 +193,18 @@ def test_a_finished_table_nobody_watches_leaves_memory_and_comes_back_on_demand(
         ws.send_json({"type": "hello", "token": seated["token"]})
         welcome = ws.receive_json()
         assert welcome["type"] == "welcome" and welcome["view"]["result"] == msg["result"]
-    server.sweep()
-    assert code not in server.tables
+    eventually(lambda: code not in server.tables)
 
 
 @pytest.mark.skipif(not (WEB_DIR / "index.html").exists(), reason="no web client yet")
-def test_the_web_client_is_served_at_the_root(client: TestClient) -> None:
+def test_the_web_client_is_served_at_the_root(client: Client) -> None:
     reply = client.get("/")
     assert reply.status_code == 200 and "html" in reply.headers["content-type"]
     assert client.get("/health").json()["ok"]  # the routes take precedence
 
 
 def test_a_player_back_in_the_middle_of_a_round_is_told_its_hands_again(
-    client: TestClient,
+    client: Client,
 ) -> None:
     # Bruno stays connected and never slaps, so the round waits for him for its whole long
     # window: Ana's return always finds it open, however slow the machine.
@@ -174,7 +214,11 @@ def test_a_player_back_in_the_middle_of_a_round_is_told_its_hands_again(
     with client.websocket_connect(f"/ws/{code}") as other:
         other.send_json({"type": "hello", "token": bruno["token"]})
         other.send_json({"type": "ready"})
-        client.post(f"/api/tables/{code}/start", json={"token": token})
+        while not (
+            (m := other.receive_json())["type"] == "table" and m["table"]["players"][1]["ready"]
+        ):
+            pass
+        assert client.post(f"/api/tables/{code}/start", json={"token": token}).status_code == 200
         with client.websocket_connect(f"/ws/{code}") as ws:
             ws.send_json({"type": "hello", "token": token})
             while True:
@@ -196,8 +240,8 @@ def test_a_player_back_in_the_middle_of_a_round_is_told_its_hands_again(
             ws.send_json({"type": "hello", "token": token})
             welcome = ws.receive_json()
             assert welcome["type"] == "welcome" and welcome["view"]["round"]["mine"] == [card]
-            accepted = []
-            while (msg := ws.receive_json())["type"] != "hands":
+            accepted = []  # then each of its hands again, before the table's update
+            while (msg := ws.receive_json())["type"] != "table":
                 accepted += [msg["card"]] if msg["type"] == "accepted" else []
             assert accepted == [card]
 

@@ -4,6 +4,7 @@ before its batch is on disk — the runner's rule, with the writer thread held b
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -46,8 +47,10 @@ class Recorder:
         self.id = conn
         return self
 
-    def send_text(self, text: str, mark: int | None = None) -> None:
-        self.sent.append(p.json.loads(text))
+    def send(self, frame: bytes, mark: int | None = None) -> None:
+        n = frame[1]  # a text frame of the server: unmasked, short here
+        payload = frame[4:] if n == 126 else frame[2:]
+        self.sent.append(json.loads(payload))
         self.stored_then.append(len(self.store.events(self.code)))
 
     def close(self, code: int, reason: str) -> None:

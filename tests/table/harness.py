@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from flyswat import protocol as p
 from flyswat.cards import Card
 from flyswat.engine import Game
@@ -13,6 +15,9 @@ from flyswat.errors import FlyswatError
 from flyswat.table.core import Table
 from flyswat.table.events import Event
 from flyswat.table.io import Close, Command, Gone, Message, Outcome, Rtt, Sent, Sources, Tick
+from flyswat.wire import Assembler
+
+SERVER_MESSAGE: TypeAdapter[Any] = TypeAdapter(p.ServerMessage)
 
 
 class Harness:
@@ -30,9 +35,23 @@ class Harness:
         self.table, out = Table.create("TESTAB", opts, "Ana", Sources.fixed(), self.now)
         self.stored: list[Event] = []
         self.told: dict[int, list[dict[str, Any]]] = {}
+        self.wires: dict[int, Assembler] = {}
+        self.raw: dict[int, list[dict[str, Any]]] = {}  # as sent, before assembling
         self.closed: dict[int, Close] = {}
         self.tokens = [out.reply[1]]
         self._keep(out)
+
+    def _check_views(self, conns: set[int]) -> None:
+        """Whoever was just told about the game now holds exactly its seat's view, once no
+        coalesced hand counts are still to go out (protocol 3's deltas lose nothing)."""
+        t = self.table
+        if t.hands_due is not None or t.game is None:
+            return
+        for conn in conns:
+            c = t.conns.get(conn)
+            if c is not None:
+                last = next(m for m in reversed(self.told[conn]) if m.get("view") is not None)
+                assert last["view"] == t.view_of(c.seat), f"conn {conn}"
 
     # -- driving ---------------------------------------------------------------------------
 
@@ -43,8 +62,20 @@ class Harness:
 
     def _keep(self, out: Outcome) -> None:
         self.stored += out.events
+        viewed = set()
         for send in out.sends:
-            self.told.setdefault(send.conn, []).append(send.message.model_dump(mode="json"))
+            message = send.message
+            if isinstance(message, bytes):  # protocol 3's lean messages, encoded by the table
+                msg = json.loads(message)
+                SERVER_MESSAGE.validate_python(msg)
+            else:
+                msg = message.model_dump(mode="json")
+            self.raw.setdefault(send.conn, []).append(msg)
+            msg = self.wires.setdefault(send.conn, Assembler()).feed(msg)
+            if msg.get("view") is not None:
+                viewed.add(send.conn)
+            self.told.setdefault(send.conn, []).append(msg)
+        self._check_views(viewed)
         for close in out.closes:
             self.closed[close.conn] = close
         if self.deliver:

@@ -11,6 +11,7 @@ from flyswat.table import core
 from flyswat.table import events as ev
 from flyswat.table.core import Table
 from flyswat.table.io import Sources
+from flyswat.table.turns import HANDS_EVERY_MS
 
 from .harness import Harness
 
@@ -62,6 +63,7 @@ def test_r21_the_round_closes_once_no_missing_slap_can_count() -> None:
     h.open_round()
     game, sent = h.game, h.now
     h.say(conns[0], type="done")
+    h.at(sent + HANDS_EVERY_MS)  # the hand counts go out; then the round waits for the rest
     assert h.table.wake_at == sent + 650  # window 600 + allowance 50
     h.at(sent + 649.9)
     assert game.round is not None
@@ -164,6 +166,9 @@ def test_r16_the_view_shows_the_hands_laid_during_a_round_and_only_ones_own_card
     h.now += 300  # a human's reaction time
     h.say(ana, type="slap", card=centre[0].text, ms=300)
     h.say(bruno, type="slap", card=centre[1].text, ms=300)
+    assert not any(m["type"] == "hands" for m in h.told[ana])  # coalesced: not yet
+    h.at(h.now + HANDS_EVERY_MS)
+    assert [m["type"] for m in h.told[ana]].count("hands") == 1  # both hands in one message
     mine = h.last(ana, "hands")["view"]["round"]
     assert mine["laid"] == [1, 1, 0] and mine["mine"] == [centre[0].text]
     assert h.last(bruno, "hands")["view"]["round"]["mine"] == [centre[1].text]

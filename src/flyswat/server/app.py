@@ -219,11 +219,14 @@ async def play(
         return
     network = rtt_reader(ws.scope, rtt_fronts)
     link = runner.link(
-        table, lambda conn, on_sent: Link(conn, ws, monotonic_ms, on_sent, limits, network)
+        table,
+        lambda conn, on_sent: Link(
+            conn, ws, monotonic_ms, on_sent, limits, network, runner.flush_soon
+        ),
     )
     timers = [asyncio.create_task(link.hello_deadline())]
     reading = asyncio.create_task(_read(runner, table, link, timers))
-    writing = asyncio.create_task(link.writer())
+    writing = asyncio.create_task(link.closer())
     stalled = asyncio.create_task(link.stalled.wait())
     try:
         # Until the client closes, the writer has sent a close, or the client fell behind.
@@ -232,7 +235,7 @@ async def play(
         runner.unlink(table, link)
         for task in [reading, stalled, *timers]:
             task.cancel()
-        if not link.stalled.is_set():
+        if not link.stalled.is_set() and link.closing is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(writing, 2)  # what is queued, and the close frame
         link.stop()

@@ -26,7 +26,7 @@ from pydantic import ValidationError
 
 from flyswat import protocol as p
 from flyswat.errors import FlyswatError, IllegalActionError
-from flyswat.server.connection import Link
+from flyswat.server.connection import Link, text_frame
 from flyswat.server.limits import Limits
 from flyswat.server.store import Store
 from flyswat.server.writer import Writer
@@ -71,7 +71,9 @@ class Runner:
         self.sources = sources
         self.tables: dict[str, Table] = {}
         self.links: dict[int, Link] = {}
+        self._dirty: list[Link] = []  # links with frames to write at the end of the turn
         self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._wakes: dict[str, float] = {}  # the table time each timer is set for
         #: Per table, its outcomes not told yet, oldest first (:meth:`carry_out`).
         self._untold: dict[str, deque[_Untold]] = {}
         #: The group-commit writer (:meth:`start`); without one, each outcome is stored on
@@ -135,32 +137,42 @@ class Runner:
 
     def tell(self, outcome: Outcome) -> None:
         """Queue an outcome's messages and closes on their connections."""
-        texts: dict[int, str] = {}  # a broadcast's message is encoded once per seat
+        frames: dict[int, bytes] = {}  # a broadcast's message is framed once for all
         for send in outcome.sends:
             link = self.links.get(send.conn)
             if link is not None:
                 key = id(send.message)
-                if key not in texts:
-                    texts[key] = send.message.model_dump_json()
-                link.send_text(texts[key], send.mark)
+                frame = frames.get(key)
+                if frame is None:
+                    message = send.message
+                    data = message if isinstance(message, bytes) else message.model_dump_json()
+                    frame = frames[key] = text_frame(
+                        data if isinstance(data, bytes) else data.encode()
+                    )
+                link.send(frame, send.mark)
         for close in outcome.closes:
             link = self.links.get(close.conn)
             if link is not None:
                 link.close(close.code, close.reason)
 
     def _schedule(self, table: Table) -> None:
+        wake = table.wake_at
+        if wake is not None and self._wakes.get(table.code) == wake:
+            return  # the timer already set is the one (most commands change no deadline)
         timer = self._timers.pop(table.code, None)
+        self._wakes.pop(table.code, None)
         if timer is not None:
             timer.cancel()
-        wake = table.wake_at
         if wake is None:
             return
         delay = max(0.0, (wake - self.clock()) / 1000) + 0.0005
         loop = asyncio.get_running_loop()
         self._timers[table.code] = loop.call_later(delay, self._tick, table.code)
+        self._wakes[table.code] = wake
 
     def _tick(self, code: str) -> None:
         self._timers.pop(code, None)
+        self._wakes.pop(code, None)
         table = self.tables.get(code)
         if table is None:
             return
@@ -239,6 +251,7 @@ class Runner:
         quiet = not table.conns and not table.strangers and table.code not in self._untold
         if table.state in ("over", "expired") and quiet:
             timer = self._timers.pop(table.code, None)
+            self._wakes.pop(table.code, None)
             if timer is not None:
                 timer.cancel()
             self.tables.pop(table.code, None)
@@ -262,6 +275,21 @@ class Runner:
         self.links[conn] = link
         return link
 
+    def flush_soon(self, link: Link) -> None:
+        """Write ``link``'s frames at the end of this loop turn, with every other link's:
+        one write per connection per turn, however many messages it got."""
+        self._dirty.append(link)
+        if len(self._dirty) == 1:
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        dirty, self._dirty = self._dirty, []
+        for link in dirty:
+            try:
+                link.flush()
+            except Exception:  # one socket's failure must not keep the others' frames
+                log.exception("writing to connection %d failed", link.id)
+
     def unlink(self, table: Table, link: Link) -> None:
         """``link`` closed: tell its table, forget the link."""
         self.links.pop(link.id, None)
@@ -277,6 +305,7 @@ class Runner:
         for timer in self._timers.values():
             timer.cancel()
         self._timers.clear()
+        self._wakes.clear()
         if self.writer is not None:
             self.writer.stop()
         self.store.close()

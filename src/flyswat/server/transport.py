@@ -329,6 +329,9 @@ def uvicorn_config(limits: Limits, nofile: int | None = None) -> dict[str, Any]:
         "http": http,
         "ws": ws,  # websockets-sansio, subclassed
         "ws_max_size": limits.ws_max_size,
+        # Frames are written uncompressed (docs/BENCHMARKS.md: the lean wire's messages are
+        # small, and one frame serves every receiver of a broadcast).
+        "ws_per_message_deflate": False,
         "h11_max_incomplete_event_size": limits.max_head_bytes,
         "timeout_keep_alive": limits.keep_alive_s,
         "backlog": limits.accept_backlog(nofile),

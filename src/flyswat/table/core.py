@@ -47,6 +47,7 @@ from flyswat.table.io import (
 from flyswat.table.seats import Conn, Seat, clean_name, token_hash
 from flyswat.table.sessions import CLOSE_POLICY
 from flyswat.view import view
+from flyswat.wire import Deltas, private_of
 
 #: A lobby with nobody connected expires after this long (ms).
 LOBBY_TTL_MS = 30 * 60_000.0
@@ -116,10 +117,12 @@ class Table:
         self.clock: RoundClock | None = None
         self.bot_plans: list[tuple[float, int, Card, int, bool]] = []
         self.turn_due: float | None = None
+        self.hands_due: float | None = None  # when the coalesced hand counts go out
         self.idle_since: float | None = None
         self.fill_due: float | None = None  # a Play now lobby: when bots take the free seats
         self.games_played = 0  # games put away by a rematch
         self.now = 0.0  # the time of the command being handled
+        self.deltas = Deltas()  # what the connections were last told (protocol 3)
         self.out = Outcome()
 
     # -- building ------------------------------------------------------------------------
@@ -269,7 +272,8 @@ class Table:
     @property
     def wake_at(self) -> float | None:
         """When the table must be handed a :class:`Tick`, or None."""
-        times = [t for t in (self.turn_due, turns.round_deadline(self)) if t is not None]
+        due = (self.turn_due, self.hands_due, turns.round_deadline(self))
+        times = [t for t in due if t is not None]
         times += [at for at, *_ in self.bot_plans[:1]]
         times += [at for at in [lifecycle.wake_at(self)] if at is not None]
         if self.state == "lobby" and self.idle_since is not None:
@@ -294,16 +298,37 @@ class Table:
         self.apply(event)
         self.out.events.append(event)
 
-    def send(self, conn: int, message: BaseModel, mark: int | None = None) -> None:
+    def send(self, conn: int, message: BaseModel | bytes, mark: int | None = None) -> None:
         self.out.sends.append(Send(conn, message, mark))
 
     def broadcast(self, build: Any, mark: int | None = None) -> None:
-        """``build(view)`` for each receiving seat's view, to every connection (one step)."""
+        """``build(view)`` for each receiving seat's whole view, to every connection (one
+        step); the views sent become what later deltas are taken against."""
         built: dict[int | None, BaseModel] = {}
         for conn in self.conns.values():
             if conn.seat not in built:
                 built[conn.seat] = build(self.view_of(conn.seat))
             self.send(conn.id, built[conn.seat], mark if conn.seat is not None else None)
+        game = self.game
+        if game is not None:
+            self.deltas.reset(self.view_of(None))
+            for seat in {c.seat for c in self.conns.values() if c.seat is not None}:
+                self.deltas.sent_whole(seat, private_of(game, seat))
+
+    def tell_all(self, head: dict[str, Any], mark: int | None = None) -> None:
+        """A message whose own fields are ``head``, with what changed of each receiver's
+        view (:mod:`flyswat.wire`), to every connection in one step. It carries every change
+        so far: coalesced hand counts still to go out are in it."""
+        game = self.game
+        if game is None:
+            return
+        self.hands_due = None
+        conns = list(self.conns.values())
+        seats = [c.seat for c in conns]
+        privates = {s: private_of(game, s) for s in set(seats) if s is not None}
+        sent = self.deltas.message(head, self.view_of(None), seats, privates)
+        for conn, data in zip(conns, sent, strict=True):
+            self.send(conn.id, data, mark if conn.seat is not None else None)
 
     def table_update(self) -> None:
         msg = p.TableUpdate(table=self.info())

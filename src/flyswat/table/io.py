@@ -98,11 +98,12 @@ Command: TypeAlias = Message | Gone | Rtt | Sent | Join | StartBy | Tick
 
 @dataclass(frozen=True, slots=True)
 class Send:
-    """Deliver ``message`` to connection ``conn``; ``mark``: report its hand-over to the
-    socket with :class:`Sent` (reveals that open a round: the arbiter times from then)."""
+    """Deliver ``message`` to connection ``conn`` (a model, or a message already encoded as
+    JSON bytes: :mod:`flyswat.wire`); ``mark``: report its hand-over to the socket with
+    :class:`Sent` (reveals that open a round: the arbiter times from then)."""
 
     conn: int
-    message: BaseModel
+    message: BaseModel | bytes
     mark: int | None = None
 
 

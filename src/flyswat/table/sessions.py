@@ -12,6 +12,7 @@ from flyswat.table import events as ev
 from flyswat.table import turns
 from flyswat.table.io import Close
 from flyswat.table.seats import Conn
+from flyswat.wire import private_of
 
 if TYPE_CHECKING:
     from flyswat.table.core import Table
@@ -42,6 +43,11 @@ def hello(t: Table, conn_id: int, token: str | None, now: float) -> None:
             why = p.Error(code="replaced", message="this seat was opened on another connection")
             drop(t, old, CLOSE_REPLACED, "replaced", now, error=why)
     t.strangers.pop(conn_id, None)
+    game = t.game
+    if game is not None and t.deltas.public is not None and t.deltas.pending(t.view_of(None)):
+        # What the others have not been told yet goes out first: a delta after this welcome
+        # is then taken against the very view it carries (flyswat.wire).
+        t.tell_all({"type": "hands", "turn": len(game.turns)})
     t.conns[conn_id] = Conn(conn_id, seat)
     t.idle_since = None
     t.send(conn_id, p.Welcome(
@@ -49,13 +55,16 @@ def hello(t: Table, conn_id: int, token: str | None, now: float) -> None:
         window_left_ms=t.clock.window_left(now) if t.clock else None,
         turn_deadline_ms=t._turn_left(now),
     ))  # fmt: skip
-    game = t.game
+    if game is not None:
+        if t.deltas.public is None:  # restored, and nobody told anything yet
+            t.deltas.public = t.view_of(None)
+        if seat is not None:
+            t.deltas.sent_whole(seat, private_of(game, seat))
     if game is not None and game.round is not None and seat is not None:
         turn = len(game.turns)
         for s in game.round.slaps:
             if s.seat == seat:
                 t.send(conn_id, p.Accepted(turn=turn, card=s.card.text, ms=round(s.ms or 0)))
-        t.send(conn_id, p.Hands(turn=turn, view=t.view_of(seat)))
     t.table_update()
 
 

@@ -40,13 +40,11 @@ def reveal(t: Table, seat: int, now: float, auto: bool = False) -> None:
         return
     opened, n = turn.round is not None, len(game.turns)
     upcoming = t._upcoming_turn_ms()
-    t.broadcast(lambda v: p.Revealed(
-        turn=n, seat=seat, card=card.text, round=opened,
-        window_ms=t.options.slap_window_ms if opened else None, auto=auto, view=v,
-        turn_deadline_ms=None if opened else upcoming,
-    ))  # fmt: skip
+    t.tell_all({"type": "reveal", "turn": n, "seat": seat, "card": card.text, "round": opened,
+                "window_ms": t.options.slap_window_ms if opened else None, "auto": auto,
+                "turn_deadline_ms": None if opened else upcoming})  # fmt: skip
     if opened:  # an empty centre: the round closed at once (R15)
-        t.broadcast(lambda v: p.RoundClosed(turn=n, view=v, turn_deadline_ms=upcoming))
+        t.tell_all({"type": "round", "turn": n, "turn_deadline_ms": upcoming})
     next(t, now)
 
 
@@ -73,9 +71,14 @@ def schedule_turn(t: Table, now: float) -> None:
 def tick(t: Table, now: float) -> None:
     while t.bot_plans and t.bot_plans[0][0] <= now:
         _, seat, card, ms, last = t.bot_plans.pop(0)
-        bot_slap(t, seat, card, ms, last)
+        bot_slap(t, seat, card, ms, last, now)
     if t.clock is not None:
         maybe_close(t, now)
+    if t.hands_due is not None and now >= t.hands_due:
+        t.hands_due = None
+        game = t.game
+        if game is not None and game.round is not None:
+            t.tell_all({"type": "hands", "turn": len(game.turns)})
     game = t.game
     if t.turn_due is not None and now >= t.turn_due and game is not None:
         t.turn_due = None
@@ -101,10 +104,9 @@ def open_round(t: Table, now: float, *, everyone: bool = False, announce: bool =
         sure_ms={s.index: s.link.sure_ms(now) for s in t.seats if not s.is_bot},
     )  # fmt: skip
     r, n = game.round, len(game.turns)
-    t.broadcast(lambda v: p.Revealed(
-        turn=n, seat=r.seat, card=r.trigger.text, round=True,
-        window_ms=t.options.slap_window_ms, auto=announce, view=v, turn_deadline_ms=None,
-    ), mark=n)  # fmt: skip
+    t.tell_all({"type": "reveal", "turn": n, "seat": r.seat, "card": r.trigger.text,
+                "round": True, "window_ms": t.options.slap_window_ms, "auto": announce,
+                "turn_deadline_ms": None}, mark=n)  # fmt: skip
     plan_bots(t, now, waited)
     maybe_close(t, now)
 
@@ -124,7 +126,7 @@ def plan_bots(t: Table, now: float, waited: list[int]) -> None:
     t.bot_plans = sorted(plans, key=lambda t: t[0])
 
 
-def bot_slap(t: Table, seat: int, card: Card, ms: int, last: bool) -> None:
+def bot_slap(t: Table, seat: int, card: Card, ms: int, last: bool, now: float) -> None:
     game, clock = t.game, t.clock
     if game is None or game.round is None or clock is None:
         return
@@ -137,12 +139,18 @@ def bot_slap(t: Table, seat: int, card: Card, ms: int, last: bool) -> None:
         t.emit(ev.Slapped(turn=len(game.turns), seat=seat, card=card.text, ms=ms))
     if last and not game.seat_complete(seat):
         t.emit(ev.SaidDone(turn=len(game.turns), seat=seat))
-    hands(t)
+    hands(t, now)
 
 
-def hands(t: Table) -> None:
-    turn = len(t.running().turns)
-    t.broadcast(lambda v: p.Hands(turn=turn, view=v))
+#: Hand counts changed by slaps and dones go out together, at most this often (ms): one
+#: ``hands`` broadcast for the hands of many players rather than one for each.
+HANDS_EVERY_MS = 100.0
+
+
+def hands(t: Table, now: float) -> None:
+    """The hands laid changed: tell everyone soon, with whatever else changes meanwhile."""
+    if t.hands_due is None:
+        t.hands_due = now + HANDS_EVERY_MS
 
 
 def current_round(t: Table, seat: int, turn: int | None) -> tuple[Game, RoundClock]:
@@ -176,14 +184,14 @@ def slap(
     conn = t.seats[seat].conn
     if conn is not None:
         t.send(conn, p.Accepted(turn=n, card=card.text, ms=round(ms)))
-    hands(t)
+    hands(t, now)
     maybe_close(t, now)
 
 
 def done(t: Table, seat: int, turn: int | None, now: float) -> None:
     game, _ = current_round(t, seat, turn)
     t.emit(ev.SaidDone(turn=len(game.turns), seat=seat))
-    hands(t)
+    hands(t, now)
     maybe_close(t, now)
 
 
@@ -206,7 +214,7 @@ def maybe_close(t: Table, now: float) -> None:
     n = len(game.turns)
     t.emit(ev.Closed(turn=n))
     upcoming = t._upcoming_turn_ms()
-    t.broadcast(lambda v: p.RoundClosed(turn=n, view=v, turn_deadline_ms=upcoming))
+    t.tell_all({"type": "round", "turn": n, "turn_deadline_ms": upcoming})
     next(t, now)
 
 
@@ -222,7 +230,6 @@ def finish(t: Table) -> None:
                        with_commitment=True, min_reaction_ms=MIN_HUMAN_MS)  # fmt: skip
     t.emit(lifecycle.over(t, t.game_id, record))
     info = t.info()
-    t.broadcast(lambda v: p.Over(
-        result=record["result"], seed=str(game.seed), commitment=record["commitment"],
-        record_url=info.record_url or "", table=info, view=v,
-    ))  # fmt: skip
+    t.tell_all({"type": "over", "result": record["result"], "seed": str(game.seed),
+                "commitment": record["commitment"], "record_url": info.record_url or "",
+                "table": info.model_dump(mode="json")})  # fmt: skip

@@ -1,6 +1,8 @@
 // Talking to the server (docs/PROTOCOL.md): HTTP for tables and records, one WebSocket
 // per table that reconnects by itself with the seat token.
 
+import { Assembler } from "./wire.js";
+
 /** An error from the server: code is the protocol's error code. */
 export class ServerError extends Error {
   constructor(code, message, status = 0) {
@@ -39,7 +41,7 @@ export const api = {
   record: (url) => request("GET", url),
 };
 
-/** Close codes after which the client does not reconnect by itself (docs/PROTOCOL.md v2). */
+/** Close codes after which the client does not reconnect by itself (docs/PROTOCOL.md). */
 export const FINAL_CLOSES = new Set([4409, 4404, 4410]); // seat opened elsewhere; no table; expired
 /** A policy violation (1008) or a table full of spectators (1013): retry, slowly, never hammering. */
 const SLOW_CLOSES = new Set([1008, 1013]);
@@ -72,6 +74,7 @@ export class Connection {
   open() {
     const ws = new WebSocket(this.url());
     this.ws = ws;
+    this.wire = new Assembler(); // every connection starts with a welcome's whole view
     ws.onopen = () => {
       this.attempt = 0;
       ws.send(JSON.stringify(this.token ? { type: "hello", token: this.token } : { type: "hello" }));
@@ -88,7 +91,7 @@ export class Connection {
         this.send({ type: "pong", id: msg.id });
         return;
       }
-      this.onMessage(msg);
+      this.onMessage(this.wire.feed(msg));
     };
     ws.onclose = (ev) => {
       if (this.ws !== ws || this.closed) return;
