@@ -75,10 +75,12 @@ export function rematchHtml(s) {
   if (!tb || tb.state !== "over" || s.seat === null) return "";
   const mine = tb.players[s.seat];
   const humans = tb.players.filter((p) => p.kind === "human");
-  const waiting = humans.filter((p) => !p.rematch);
+  const waiting = humans.filter((p) => !p.rematch && p.seat !== s.seat); // you know your own answer
   const status = waiting.length
     ? t("end.rematchWaiting", { names: waiting.map((p) => p.name || t("seat.empty", { n: p.seat + 1 })).join(", ") })
-    : t("end.rematchStarting");
+    : mine?.rematch
+      ? t("end.rematchStarting")
+      : "";
   const hostControls = humans
     .filter((p) => p.seat !== s.seat && !p.rematch && (!p.joined || !p.connected))
     .map((p) => (mine?.host ? hostButtons(tb, p, s.seat) : ""))
@@ -89,7 +91,7 @@ export function rematchHtml(s) {
   const who = me();
   const profile = who ? `<button class="btn secondary" data-action="profile" data-href="?player=${esc(who.player)}">${esc(t("players.yourProfile"))}</button>` : "";
   return `<div class="rematch" data-rematch>
-      <p class="muted rematch-status">${esc(status)}</p>
+      ${status ? `<p class="muted rematch-status">${esc(status)}</p>` : ""}
       <div class="row end-actions">
         ${mine?.rematch
           ? `<button class="btn big secondary" data-action="rematch" data-accept="false">${esc(t("end.rematchCancel"))}</button>`
