@@ -41,7 +41,9 @@ def rss_bytes(pid: int) -> int:
 
 #: How the server's garbage collector runs: as Python sets it (``on``), with full (generation
 #: 2) collections put off (``no-full``), or not at all (``off``: an experiment, not a setting).
-GC_MODES = ("on", "no-full", "off")
+#: "on": the server's own (tuned) policy; "python": ``serve --gc python``, Python's defaults;
+#: "no-full" and "off": the collector changed from outside (:func:`_gc_prelude`).
+GC_MODES = ("on", "python", "no-full", "off")
 
 
 class ServerProcess:
@@ -82,8 +84,10 @@ class ServerProcess:
                 "--bot-pace", str(self.bot_pace)]  # fmt: skip
         # Every load player comes from 127.0.0.1: the per-address limits are not under test.
         args += ["--exempt", "127.0.0.1"]
+        if self.gc_mode == "python":
+            args += ["--gc", "python"]
         cmd = [sys.executable, "-m", "flyswat.cli", *args]
-        if self.gc_log is not None or self.gc_mode != "on":
+        if self.gc_log is not None or self.gc_mode not in ("on", "python"):
             cmd = [sys.executable, "-c", _gc_prelude(self.gc_log, self.gc_mode), *args]
         t0 = time.monotonic()
         with self.log.open("ab") as out:
