@@ -52,7 +52,7 @@ from typing import Any
 import httpx
 
 from harness.load import percentile, raise_fd_limit
-from harness.procs import ServerProcess, cpu_seconds, machine_cpu, peak_rss_bytes, rss_bytes
+from harness.procs import ServerProcess, cpu_times, machine_cpu, peak_rss_bytes, rss_bytes
 from harness.profile import profile, summarize_profile
 from harness.rhythm import RhythmPlan, generator_main
 from harness.server import free_port
@@ -136,10 +136,10 @@ def alive(server: ServerProcess) -> bool:
         return False
 
 
-def self_cpu() -> float:
-    """This process's own CPU seconds (user + system)."""
+def self_cpu() -> tuple[float, float]:
+    """This process's own ``(user, system)`` CPU seconds."""
     t = os.times()
-    return t.user + t.system
+    return t.user, t.system
 
 
 def step(players: int, src: Path, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
@@ -202,8 +202,8 @@ def run_step(server: ServerProcess, tables: int, args: argparse.Namespace,
         t0 = time.monotonic()
         t0_value.value = t0
         go.set()
-        cpu0 = {"server": cpu_seconds(server.pid), "self": self_cpu()}
-        cpu0 |= {k: cpu_seconds(pid) for k, pid in pids.items()}
+        cpu0 = {"server": cpu_times(server.pid), "self": self_cpu()}
+        cpu0 |= {k: cpu_times(pid) for k, pid in pids.items()}
         machine0 = machine_cpu()
         rss_max = 0
         while time.monotonic() < t0 + args.duration:
@@ -214,13 +214,16 @@ def run_step(server: ServerProcess, tables: int, args: argparse.Namespace,
         window = time.monotonic() - t0
         machine1 = machine_cpu()
         out["alive"] = alive(server)
-        cpu1 = {"server": cpu_seconds(server.pid) if out["alive"] else cpu0["server"],
+        cpu1 = {"server": cpu_times(server.pid) if out["alive"] else cpu0["server"],
                 "self": self_cpu()}  # fmt: skip
-        cpu1 |= {k: cpu_seconds(pid) for k, pid in pids.items()}
+        cpu1 |= {k: cpu_times(pid) for k, pid in pids.items()}
         peak = peak_rss_bytes(server.pid) if out["alive"] else rss_max
         out["server_peak_rss_mb"] = peak / 2**20
         out["window_s"] = window
-        cpu = {k: (cpu1[k] - cpu0[k]) / window for k in cpu0}
+        cpu = {k: (sum(cpu1[k]) - sum(cpu0[k])) / window for k in cpu0}
+        out["system_share"] = {
+            k: (cpu1[k][1] - cpu0[k][1]) / max(1e-9, sum(cpu1[k]) - sum(cpu0[k])) for k in cpu0
+        }
         out["busy_cores"] = (
             (machine1[0] - machine0[0]) / (machine1[1] - machine0[1]) * (os.cpu_count() or 1)
         )
@@ -345,6 +348,10 @@ def details(fig: dict[str, Any]) -> list[str]:
         f"join failures {fig['join_failures'] or 'none'}; games over {fig['games_over']}; "
         f"auto reveals {fig['auto_reveals']}; hands too late {fig['late_hands']}; rounds "
         f"closed before their last hand {fig['rounds_closed_before_last_hand']}",
+        "  CPU in the kernel (share of each process's CPU): "
+        + ", ".join(f"{k} {v:.0%}" for k, v in fig["system_share"].items())
+        + "; generator CPU by process: "
+        + ", ".join(f"{k} {v:.1%}" for k, v in fig["generator_cpu_by_process"].items()),
     ]
     return lines + ["  " + line for line in fig.get("profile", [])]
 

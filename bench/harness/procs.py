@@ -22,8 +22,14 @@ import httpx
 
 def cpu_seconds(pid: int) -> float:
     """User plus system CPU time of process ``pid`` so far, in seconds (Linux ``/proc``)."""
+    return sum(cpu_times(pid))
+
+
+def cpu_times(pid: int) -> tuple[float, float]:
+    """``(user, system)`` CPU seconds of process ``pid`` so far (Linux ``/proc``)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
 
 
 def cpu_wait_seconds(pid: int) -> float:
