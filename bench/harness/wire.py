@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import cast
 
 #: The ``Sec-WebSocket-Key`` of every upgrade: the RFC's own sample nonce (the server only
 #: echoes a digest of it; nothing here relies on it being secret).
@@ -81,9 +82,8 @@ class WireSocket(asyncio.Protocol):
     # -- asyncio.Protocol ---------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
-        transport.write(self.request)
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
+        self.transport.write(self.request)
 
     def connection_lost(self, exc: Exception | None) -> None:
         if not self.opened.done():
