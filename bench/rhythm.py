@@ -43,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 import uuid
 from collections import Counter
 from collections.abc import Iterator
@@ -80,6 +81,15 @@ def commit_of(src: Path) -> str:
 
     head = git("rev-parse", "--short", "HEAD") or "?"
     return head + ("+" if git("status", "--porcelain", "--untracked-files=no", ".") else "")
+
+
+def has_limits(src: Path) -> bool:
+    """Does the server in ``src`` have per-address limits (``flyswat serve --exempt``)? An
+    older one has neither the limits nor the option."""
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    cmd = [sys.executable, "-m", "flyswat.cli", "serve", "--help"]
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60)
+    return "--exempt" in out.stdout
 
 
 def busy_cores(seconds: float) -> float:
@@ -157,7 +167,7 @@ def step(players: int, src: Path, args: argparse.Namespace, workdir: Path) -> di
     with fresh_db(args.db, workdir, name) as db:
         env = {"PYTHONPATH": str(src)} if src != ROOT / "src" else None
         server = ServerProcess(db, free_port(), workdir / f"{name}.log", env=env,
-                               args=args.serve_arg)  # fmt: skip
+                               args=args.serve_arg, exempt=has_limits(src))  # fmt: skip
         server.start()
         try:
             fig |= run_step(server, tables, args, workdir / f"{name}.prof")
@@ -401,7 +411,9 @@ def main() -> None:
                 try:
                     fig = step(players, src, args, workdir)
                 except Exception as e:  # the step could not run: say so, and stop this ramp
-                    print(f"{src}: {players} players: {type(e).__name__}: {e}", flush=True)
+                    where = traceback.extract_tb(e.__traceback__)[-1]
+                    print(f"{src}: {players} players: {type(e).__name__}: {e} "
+                          f"({Path(where.filename).name}:{where.lineno})", flush=True)  # fmt: skip
                     running.discard(src)
                     continue
                 figures_all.append(fig)

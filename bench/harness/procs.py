@@ -74,7 +74,9 @@ class ServerProcess:
     its pid is the server's own for ``/proc`` and for ``kill -9``.
 
     ``args``: more ``flyswat serve`` options; ``env``: more of the environment (a
-    ``PYTHONPATH`` naming another checkout's ``src`` runs that checkout's server)."""
+    ``PYTHONPATH`` naming another checkout's ``src`` runs that checkout's server);
+    ``exempt``: free 127.0.0.1 of the per-address limits (False for a server too old to
+    have them)."""
 
     def __init__(
         self,
@@ -87,8 +89,10 @@ class ServerProcess:
         gc_mode: str = "on",
         args: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
+        exempt: bool = True,
     ) -> None:
         self.db_url = db_url
+        self.exempt = exempt
         self.args = list(args)
         self.env = {**os.environ, **env} if env else None
         self.bot_pace = bot_pace
@@ -113,7 +117,8 @@ class ServerProcess:
         args = ["serve", "--host", "127.0.0.1", "--port", str(self.port), "--db", self.db_url,
                 "--bot-pace", str(self.bot_pace)]  # fmt: skip
         # Every load player comes from 127.0.0.1: the per-address limits are not under test.
-        args += ["--exempt", "127.0.0.1", *self.args]
+        args += ["--exempt", "127.0.0.1"] if self.exempt else []
+        args += self.args
         cmd = [sys.executable, "-m", "flyswat.cli", *args]
         if self.gc_log is not None or self.gc_mode != "on":
             cmd = [sys.executable, "-c", _gc_prelude(self.gc_log, self.gc_mode), *args]
