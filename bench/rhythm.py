@@ -22,12 +22,14 @@ just after the window, under the same load, and the top functions are printed.
 
     uv run python bench/rhythm.py                                 # 1000 2000 ... 8000
     uv run python bench/rhythm.py --players 1000 1500 2000 --out rhythm.json
-    uv run python bench/rhythm.py --players 1500 --server-src src --server-src ../old/src
+    uv run python bench/rhythm.py --players 1500 2000 --server-src src --server-src 1c322f4
     uv run python bench/rhythm.py --players 1000 --db postgresql://user:pw@127.0.0.1/flyswat
 
-``--server-src`` (repeatable) runs the server from another checkout's ``src`` (first on the
-``PYTHONPATH``); with several, each step runs each of them in turn, so that two versions are
-compared side by side on the same machine in one run, each ramp stopping on its own.
+``--server-src`` (repeatable) runs the server from another checkout's ``src`` folder, or from
+a commit of this repository (its ``src`` exported with ``git archive``), first on the
+``PYTHONPATH``; a server too old for ``--exempt`` runs without it. With several, each step
+runs each of them in turn, so that two versions are compared side by side on the same
+machine in one run, each ramp stopping on its own.
 Run it under the benchmark lock: ``flock -x /work/bench.lock uv run python bench/rhythm.py``.
 """
 
@@ -47,6 +49,7 @@ import traceback
 import uuid
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -152,22 +155,53 @@ def self_cpu() -> tuple[float, float]:
     return t.user, t.system
 
 
-def step(players: int, src: Path, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Source:
+    """Where a server's code is: a ``src`` folder, how the table names it, its commit."""
+
+    path: Path
+    label: str
+    commit: str
+
+
+def source(arg: str, workdir: Path) -> Source:
+    """A ``--server-src``: a checkout's ``src`` folder, or a commit of this repository (its
+    ``src`` is exported into ``workdir``)."""
+    path = Path(arg)
+    if path.is_dir():
+        path = path.resolve()
+        label = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+        return Source(path, label, commit_of(path))
+    rev = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "--verify",
+                          f"{arg}^{{commit}}"], capture_output=True, text=True)  # fmt: skip
+    if rev.returncode:
+        raise SystemExit(f"--server-src {arg}: neither a folder nor a commit")
+    commit = rev.stdout.strip()
+    out = workdir / f"src-{commit}"
+    if not out.exists():
+        out.mkdir(parents=True)
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit, "src"],
+                                 capture_output=True, check=True)  # fmt: skip
+        subprocess.run(["tar", "-x", "-C", str(out)], input=archive.stdout, check=True)
+    return Source(out / "src", commit, commit)
+
+
+def step(players: int, src: Source, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     """One step: a fresh server from ``src``, the generators, the window; the figures."""
-    label = str(src.relative_to(ROOT)) if src.is_relative_to(ROOT) else str(src)
+    label = src.label
     tables = players // 4
     quiet = wait_quiet()
     fig: dict[str, Any] = {
-        "server": label, "commit": commit_of(src), "players": tables * 4, "tables": tables,
+        "server": label, "commit": src.commit, "players": tables * 4, "tables": tables,
         "procs": args.procs, "db": "sqlite" if not args.db else args.db.split(":", 1)[0],
         "loadavg_before": Path("/proc/loadavg").read_text().split()[:3],
         "busy_cores_before": quiet,
     }  # fmt: skip
     name = f"rhythm-{label.replace('/', '_')}-{players}"
     with fresh_db(args.db, workdir, name) as db:
-        env = {"PYTHONPATH": str(src)} if src != ROOT / "src" else None
+        env = {"PYTHONPATH": str(src.path)} if src.path != ROOT / "src" else None
         server = ServerProcess(db, free_port(), workdir / f"{name}.log", env=env,
-                               args=args.serve_arg, exempt=has_limits(src))  # fmt: skip
+                               args=args.serve_arg, exempt=has_limits(src.path))  # fmt: skip
         server.start()
         try:
             fig |= run_step(server, tables, args, workdir / f"{name}.prof")
@@ -386,9 +420,9 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=15, help="functions of the profile shown")
     parser.add_argument("--db", help="postgresql://... (a fresh schema a step); default: a "
                         "fresh SQLite file a step")  # fmt: skip
-    parser.add_argument("--server-src", type=Path, action="append", default=[],
-                        help="run the server from this checkout's src (repeatable: each step "
-                        "runs each)")  # fmt: skip
+    parser.add_argument("--server-src", action="append", default=[],
+                        help="run the server from this checkout's src folder, or from this "
+                        "commit's src (repeatable: each step runs each)")  # fmt: skip
     parser.add_argument("--serve-arg", action="append", default=[],
                         help="one more flyswat serve argument (repeatable)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0)
@@ -397,12 +431,12 @@ def main() -> None:
     args = parser.parse_args()
     print(f"open files allowed: {raise_fd_limit()}; load average "
           f"{' '.join(Path('/proc/loadavg').read_text().split()[:3])}", flush=True)  # fmt: skip
-    sources = [s.resolve() for s in args.server_src] or [ROOT / "src"]
     figures_all: list[dict[str, Any]] = []
-    running = set(sources)
     with tempfile.TemporaryDirectory(prefix="flyswat-rhythm-") as tmp:
         workdir = args.keep or Path(tmp)
         workdir.mkdir(parents=True, exist_ok=True)
+        sources = [source(s, workdir) for s in args.server_src or [str(ROOT / "src")]]
+        running = set(sources)
         print(HEADER, flush=True)
         for players in args.players:
             for src in sources:
@@ -412,7 +446,7 @@ def main() -> None:
                     fig = step(players, src, args, workdir)
                 except Exception as e:  # the step could not run: say so, and stop this ramp
                     where = traceback.extract_tb(e.__traceback__)[-1]
-                    print(f"{src}: {players} players: {type(e).__name__}: {e} "
+                    print(f"{src.label}: {players} players: {type(e).__name__}: {e} "
                           f"({Path(where.filename).name}:{where.lineno})", flush=True)  # fmt: skip
                     running.discard(src)
                     continue
