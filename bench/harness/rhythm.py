@@ -59,7 +59,7 @@ _START = b'{"type":"start"}'
 class RhythmPlan:
     """What one generator process does: ``tables`` tables of ``seats`` on the server at
     ``http``. Times in seconds; ``options`` are more ``CreateTable`` fields (short games for
-    a smoke test, say)."""
+    a smoke test, say); ``deflate`` offers ``permessage-deflate`` as browsers do."""
 
     http: str
     tables: int
@@ -73,6 +73,7 @@ class RhythmPlan:
     duration_s: float = 60.0
     setup_timeout_s: float = 600.0
     options: dict[str, Any] = field(default_factory=dict)
+    deflate: bool = False
     seed: int = 0
     name: str = "g0"
 
@@ -277,7 +278,7 @@ class Table:
             for player in self.players:
                 player.sock = await open_socket(
                     gen.host, gen.port, player.path, player.on_message, player.on_lost,
-                    timeout=plan.join_timeout_s,
+                    timeout=plan.join_timeout_s, deflate=plan.deflate,
                 )  # fmt: skip
                 player.send(b'{"type":"hello","token":"%s"}' % player.token.encode())
             await asyncio.wait_for(self.ready.wait(), plan.join_timeout_s)

@@ -8,6 +8,7 @@ benchmark's (``bench/rhythm.py``), never asserted here.
 from __future__ import annotations
 
 import asyncio
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -83,9 +84,11 @@ class FakeTransport(asyncio.Transport):
         self.closed = True
 
 
-def server_frame(payload: bytes, opcode: int = wire.TEXT, fin: bool = True) -> bytes:
+def server_frame(
+    payload: bytes, opcode: int = wire.TEXT, fin: bool = True, rsv1: bool = False
+) -> bytes:
     n = len(payload)
-    head = bytes([(0x80 if fin else 0) | opcode])
+    head = bytes([(0x80 if fin else 0) | (0x40 if rsv1 else 0) | opcode])
     if n < 126:
         head += bytes([n])
     elif n < 1 << 16:
@@ -133,3 +136,31 @@ def test_client_frames_are_masked_with_the_zero_key() -> None:
     assert wire.frame(b"abc") == b"\x81\x83\x00\x00\x00\x00abc"
     long = wire.frame(b"z" * 200)
     assert long[:4] == b"\x81\xfe\x00\xc8" and long[4:8] == b"\x00" * 4 and long[8:] == b"z" * 200
+
+
+def test_the_codec_inflates_what_a_deflating_server_sends() -> None:
+    deflate = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+
+    def deflated(text: bytes) -> bytes:
+        out = deflate.compress(text) + deflate.flush(zlib.Z_SYNC_FLUSH)
+        assert out.endswith(b"\x00\x00\xff\xff")
+        return out[:-4]
+
+    async def run() -> list[bytes]:
+        got: list[bytes] = []
+        sock = wire.WireSocket(b"GET", lambda m, now: got.append(m), lambda by_us: None)
+        sock.connection_made(FakeTransport())
+        first, second = deflated(b'{"type":"hands"}'), deflated(b'{"type":"hands","x":1}')
+        sock.data_received(
+            b"HTTP/1.1 101 Switching Protocols\r\n"
+            b"Sec-WebSocket-Extensions: permessage-deflate\r\n\r\n"
+            + server_frame(first, rsv1=True)
+            + server_frame(b"plain")
+            + server_frame(second[:3], rsv1=True, fin=False)
+            + server_frame(second[3:], wire.CONT)
+        )
+        return got
+
+    assert asyncio.run(run()) == [b'{"type":"hands"}', b"plain", b'{"type":"hands","x":1}']
+    assert b"permessage-deflate" in wire.upgrade_request("127.0.0.1", 80, "/ws/X", deflate=True)
+    assert b"Extensions" not in wire.upgrade_request("127.0.0.1", 80, "/ws/X")
