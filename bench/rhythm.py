@@ -193,7 +193,7 @@ def step(players: int, src: Source, args: argparse.Namespace, workdir: Path) -> 
     quiet = wait_quiet()
     fig: dict[str, Any] = {
         "server": label, "commit": src.commit, "players": tables * 4, "tables": tables,
-        "procs": args.procs, "deflate": args.deflate,
+        "procs": args.procs, "deflate": args.deflate, "client": args.client,
         "db": "sqlite" if not args.db else args.db.split(":", 1)[0],
         "loadavg_before": Path("/proc/loadavg").read_text().split()[:3],
         "busy_cores_before": quiet,
@@ -220,7 +220,7 @@ def run_step(server: ServerProcess, tables: int, args: argparse.Namespace,
     plans = [
         RhythmPlan(server.http, n, duration_s=args.duration, joins_in_flight=max(1, joins),
                    seed=args.seed + i, name=f"g{i}", setup_timeout_s=args.setup_timeout,
-                   deflate=args.deflate)
+                   deflate=args.deflate, client=args.client)
         for i, (n, joins) in enumerate(zip(split(tables, args.procs),
                                            split(JOINS_IN_FLIGHT, args.procs), strict=True))
         if n
@@ -430,6 +430,9 @@ def main() -> None:
     parser.add_argument("--deflate", action="store_true",
                         help="the clients offer permessage-deflate, as browsers do (default: "
                         "no compression)")  # fmt: skip
+    parser.add_argument("--client", choices=("wire", "websockets"), default="wire",
+                        help="the generator's WebSocket client: the cheap one (default) or the "
+                        "websockets library (to see what it costs)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, help="write every figure here (JSON)")
     parser.add_argument("--keep", type=Path, help="keep the databases, logs, profiles here")

@@ -42,6 +42,7 @@ import httpx
 
 from flyswat.cards import Card
 from flyswat.rules import allowed
+from harness.libclient import LibSocket, open_lib_socket
 from harness.load import check_loopback, raise_fd_limit
 from harness.wire import WireSocket, open_socket
 
@@ -59,7 +60,8 @@ _START = b'{"type":"start"}'
 class RhythmPlan:
     """What one generator process does: ``tables`` tables of ``seats`` on the server at
     ``http``. Times in seconds; ``options`` are more ``CreateTable`` fields (short games for
-    a smoke test, say); ``deflate`` offers ``permessage-deflate`` as browsers do."""
+    a smoke test, say); ``deflate`` offers ``permessage-deflate`` as browsers do; ``client``
+    is ``wire`` (:mod:`harness.wire`) or ``websockets`` (the library, to compare costs)."""
 
     http: str
     tables: int
@@ -74,6 +76,7 @@ class RhythmPlan:
     setup_timeout_s: float = 600.0
     options: dict[str, Any] = field(default_factory=dict)
     deflate: bool = False
+    client: str = "wire"
     seed: int = 0
     name: str = "g0"
 
@@ -88,7 +91,7 @@ class Player:
         self.token: str = seated["token"]
         self.path: str = seated["ws_url"]
         self.host = bool(seated.get("host"))
-        self.sock: WireSocket | None = None
+        self.sock: WireSocket | LibSocket | None = None
         self.view: dict[str, Any] = {}
         self.welcomed = False
         self.over = False
@@ -276,10 +279,7 @@ class Table:
         self.players = [Player(self, s) for s in (host, *joins) if s is not None]
         try:
             for player in self.players:
-                player.sock = await open_socket(
-                    gen.host, gen.port, player.path, player.on_message, player.on_lost,
-                    timeout=plan.join_timeout_s, deflate=plan.deflate,
-                )  # fmt: skip
+                player.sock = await gen.connect(player)
                 player.send(b'{"type":"hello","token":"%s"}' % player.token.encode())
             await asyncio.wait_for(self.ready.wait(), plan.join_timeout_s)
         except (OSError, TimeoutError):
@@ -389,6 +389,16 @@ class Generator:
         self.count["joins"] += 1
         seated: dict[str, Any] = reply.json()
         return seated
+
+    async def connect(self, player: Player) -> WireSocket | LibSocket:
+        """Open ``player``'s socket with the plan's client."""
+        plan = self.plan
+        if plan.client == "websockets":
+            url = f"ws://{self.host}:{self.port}{player.path}"
+            return await open_lib_socket(url, player.on_message, player.on_lost,
+                                         plan.join_timeout_s, plan.deflate)  # fmt: skip
+        return await open_socket(self.host, self.port, player.path, player.on_message,
+                                 player.on_lost, plan.join_timeout_s, plan.deflate)  # fmt: skip
 
     async def open_table(self) -> Table | None:
         """Open a table and seat its clients, trying a new table after a failure; None when

@@ -41,12 +41,13 @@ async def play(plan: RhythmPlan) -> dict[str, Any]:
         await gen.close()
 
 
+@pytest.mark.parametrize(("client", "deflate"), [("wire", False), ("websockets", True)])
 def test_two_tables_play_the_rhythm_and_their_rounds_are_measured(
-    server: ServerProcess,
+    server: ServerProcess, client: str, deflate: bool
 ) -> None:
     # Quick reveals and short games (22 cards), so that games end and tables are replaced.
-    plan = RhythmPlan(server.http, tables=2, reveal_s=0.25, duration_s=5.0, timeout_s=1.0,
-                      options={"remove": 90})  # fmt: skip
+    plan = RhythmPlan(server.http, tables=2, reveal_s=0.25, duration_s=4.0, timeout_s=1.0,
+                      options={"remove": 90}, client=client, deflate=deflate)  # fmt: skip
     report = asyncio.run(play(plan))
     assert report["round_ms"], "no round measured"
     assert report["rounds"] >= len(report["round_ms"]) > 0
