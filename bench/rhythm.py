@@ -56,7 +56,14 @@ from typing import Any
 import httpx
 
 from harness.load import percentile, raise_fd_limit
-from harness.procs import ServerProcess, cpu_times, machine_cpu, peak_rss_bytes, rss_bytes
+from harness.procs import (
+    ServerProcess,
+    cpu_times,
+    gc_pauses,
+    machine_cpu,
+    peak_rss_bytes,
+    rss_bytes,
+)
 from harness.profile import profile, summarize_profile
 from harness.rhythm import RhythmPlan, generator_main
 from harness.server import free_port
@@ -201,18 +208,21 @@ def step(players: int, src: Source, args: argparse.Namespace, workdir: Path) -> 
     name = f"rhythm-{label.replace('/', '_')}-{players}"
     with fresh_db(args.db, workdir, name) as db:
         env = {"PYTHONPATH": str(src.path)} if src.path != ROOT / "src" else None
+        gc_log = workdir / f"{name}.gc"
+        gc_log.unlink(missing_ok=True)
         server = ServerProcess(db, free_port(), workdir / f"{name}.log", env=env,
-                               args=args.serve_arg, exempt=has_limits(src.path))  # fmt: skip
+                               args=args.serve_arg, exempt=has_limits(src.path),
+                               gc_log=gc_log)  # fmt: skip
         server.start()
         try:
-            fig |= run_step(server, tables, args, workdir / f"{name}.prof")
+            fig |= run_step(server, tables, args, workdir / f"{name}.prof", gc_log)
         finally:
             server.stop()
     return fig
 
 
-def run_step(server: ServerProcess, tables: int, args: argparse.Namespace,
-             prof: Path) -> dict[str, Any]:  # fmt: skip
+def run_step(server: ServerProcess, tables: int, args: argparse.Namespace, prof: Path,
+             gc_log: Path) -> dict[str, Any]:  # fmt: skip
     """Set up the generators against ``server``, measure the window, maybe profile."""
     ctx = mp.get_context("spawn")
     go, stop, reports = ctx.Event(), ctx.Event(), ctx.Queue()
@@ -245,9 +255,11 @@ def run_step(server: ServerProcess, tables: int, args: argparse.Namespace,
             raise RuntimeError(f"generator {early.get('name')}: {early.get('error', early)}")
         out["setup_s"] = time.monotonic() - began
         pids = {p.name: p.pid for p in procs if p.pid is not None}
-        t0 = time.monotonic()
+        t0 = time.monotonic() + args.warmup
         t0_value.value = t0
         go.set()
+        time.sleep(max(0.0, t0 - time.monotonic()))
+        wall0 = time.time()
         cpu0 = {"server": cpu_times(server.pid), "self": self_cpu()}
         cpu0 |= {k: cpu_times(pid) for k, pid in pids.items()}
         machine0 = machine_cpu()
@@ -258,6 +270,7 @@ def run_step(server: ServerProcess, tables: int, args: argparse.Namespace,
                 break
             rss_max = max(rss_max, rss_bytes(server.pid))
         window = time.monotonic() - t0
+        wall1 = time.time()
         machine1 = machine_cpu()
         out["alive"] = alive(server)
         cpu1 = {"server": cpu_times(server.pid) if out["alive"] else cpu0["server"],
@@ -278,6 +291,8 @@ def run_step(server: ServerProcess, tables: int, args: argparse.Namespace,
         if failed:
             raise RuntimeError("; ".join(f"{g['name']}: {g['error']}" for g in failed))
         out |= figures(got, cpu)
+        out["gc_full_ms"] = [ms for t, ms in gc_pauses(gc_log, 2) if wall0 <= t <= wall1]
+        out["gc_young_ms"] = [ms for t, ms in gc_pauses(gc_log, 1) if wall0 <= t <= wall1]
         out["other_cores"] = out["busy_cores"] - out["server_cpu"] - out["generator_cpu"]
         out["pass"], out["why"] = verdict(out)
         if out["alive"] and (args.profile or (not out["pass"] and not args.no_profile)):
@@ -394,6 +409,9 @@ def details(fig: dict[str, Any]) -> list[str]:
         f"join failures {fig['join_failures'] or 'none'}; games over {fig['games_over']}; "
         f"auto reveals {fig['auto_reveals']}; hands too late {fig['late_hands']}; rounds "
         f"closed before their last hand {fig['rounds_closed_before_last_hand']}",
+        f"  the server's garbage collections in the window: full {len(fig['gc_full_ms'])} "
+        f"(pauses ms: {', '.join(f'{ms:.0f}' for ms in fig['gc_full_ms']) or '-'}), young "
+        f"{len(fig['gc_young_ms'])} (max {max(fig['gc_young_ms'], default=0):.0f} ms)",
         "  CPU in the kernel (share of each process's CPU): "
         + ", ".join(f"{k} {v:.0%}" for k, v in fig["system_share"].items())
         + "; generator CPU by process: "
@@ -414,6 +432,9 @@ def main() -> None:
     )
     parser.add_argument("--procs", type=int, default=1, help="generator processes (default 1)")
     parser.add_argument("--duration", type=float, default=60.0, help="seconds measured")
+    parser.add_argument("--warmup", type=float, default=0.0,
+                        help="seconds of play between the last join and the window (default 0, "
+                        "as the pattern says)")  # fmt: skip
     parser.add_argument("--setup-timeout", type=float, default=300.0)
     parser.add_argument("--keep-going", action="store_true", help="run on past a failing step")
     parser.add_argument("--profile", action="store_true", help="py-spy the server every step")
