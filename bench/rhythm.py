@@ -20,6 +20,11 @@ server is alive. The ramp stops at its first failing step (``--keep-going`` runs
 step (or every step with ``--profile``) py-spy samples the server for ``--profile-seconds``
 just after the window, under the same load, and the top functions are printed.
 
+The row's ``GC`` column is the server's full garbage collections in the window and the
+longest pause (ms): the server runs one every 2 minutes (``flyswat.server.app._collect``),
+and a 60-s window holds it or not depending on when the window falls (``--warmup`` moves the
+window later); at 2,000 players its pause is some 400–500 ms, enough to decide a p99.
+
     uv run python bench/rhythm.py                                 # 1000 2000 ... 8000
     uv run python bench/rhythm.py --players 1000 1500 2000 --out rhythm.json
     uv run python bench/rhythm.py --players 1500 2000 --server-src src --server-src 1c322f4
@@ -372,7 +377,7 @@ def verdict(fig: dict[str, Any]) -> tuple[bool, list[str]]:
 HEADER = (
     f"{'server':<10} {'commit':<9} {'players':>7} {'p50/p95/p99/max ms':>26} {'rounds':>6} "
     f"{'t/o':>5} {'joins':>6} {'fail':>4} {'disc':>4} {'err':>4} {'CPU':>5} {'/1k':>5} "
-    f"{'µs/msg':>6} {'RSS MB':>6} {'gen':>5} {'gen/1k':>6} {'lag99':>6} {'busy':>4} "
+    f"{'µs/msg':>6} {'RSS MB':>6} {'gen':>5} {'gen/1k':>6} {'lag99':>6} {'busy':>4} {'GC':>7} "
     f"{'in/out per player':>17}  pass"
 )
 
@@ -382,13 +387,15 @@ def row(fig: dict[str, Any]) -> str:
     ms = fig["last_action_ms"]
     lat = f"{ms['p50']:.1f}/{ms['p95']:.1f}/{ms['p99']:.1f}/{ms['p100']:.0f}"
     lag = max(v["p99"] for v in fig["generator_lag_ms"].values())
+    full = fig["gc_full_ms"]
+    gc = f"{len(full)}/{max(full):.0f}" if full else "0"
     return (
         f"{fig['server'][:10]:<10} {fig['commit']:<9} {fig['players']:>7} {lat:>26} "
         f"{fig['rounds']:>6} {fig['timeouts']:>5} {fig['joins']:>6} {fig['failed_joins']:>4} "
         f"{fig['disconnects']:>4} {sum(fig['errors'].values()):>4} {fig['server_cpu']:>5.0%} "
         f"{fig['server_cpu_per_1000']:>5.0%} {fig['server_us_per_msg']:>6.0f} "
         f"{fig['server_peak_rss_mb']:>6.0f} {fig['generator_cpu']:>5.0%} "
-        f"{fig['generator_cpu_per_1000']:>6.1%} {lag:>6.1f} {fig['busy_cores']:>4.2f} "
+        f"{fig['generator_cpu_per_1000']:>6.1%} {lag:>6.1f} {fig['busy_cores']:>4.2f} {gc:>7} "
         f"{fig['msgs_in_per_player']:>8.2f}/{fig['msgs_out_per_player']:<8.2f} "
         f" {'yes' if fig['pass'] else 'no: ' + '; '.join(fig['why'])}"
     )
