@@ -88,13 +88,14 @@ def split(total: int, parts: int) -> list[int]:
 
 
 def commit_of(src: Path) -> str:
-    """The short commit of the checkout holding ``src`` (with ``+`` when it has changes)."""
+    """The last commit that changed ``src`` in its checkout (with ``+`` when it has changes
+    not committed): the server's code, whatever the harness's commit."""
 
     def git(*args: str) -> str:
         out = subprocess.run(["git", "-C", str(src), *args], capture_output=True, text=True)
         return out.stdout.strip()
 
-    head = git("rev-parse", "--short", "HEAD") or "?"
+    head = git("log", "-1", "--format=%h", "--", ".") or "?"  # the last commit of the code
     return head + ("+" if git("status", "--porcelain", "--untracked-files=no", ".") else "")
 
 
