@@ -346,8 +346,11 @@ class Generator:
         self.http = httpx.AsyncClient(
             base_url=plan.http,
             timeout=plan.join_timeout_s,
+            # Idle connections are dropped well before the server's keep-alive (5 s) closes
+            # them, so that no join is sent on a connection the server is closing.
             limits=httpx.Limits(max_connections=plan.joins_in_flight,
-                                max_keepalive_connections=plan.joins_in_flight),
+                                max_keepalive_connections=plan.joins_in_flight,
+                                keepalive_expiry=2.0),
         )  # fmt: skip
         self.gate = asyncio.Semaphore(plan.joins_in_flight)
         self.tables: list[Table] = []
