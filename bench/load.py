@@ -34,8 +34,6 @@ import argparse
 import json
 import multiprocessing as mp
 import os
-import shutil
-import subprocess
 import tempfile
 import time
 from collections import Counter
@@ -56,45 +54,13 @@ from harness.procs import (
     gc_pauses,
     rss_bytes,
 )
+from harness.profile import profile, summarize_profile
 from harness.server import free_port
 
 
 def split(total: int, parts: int) -> list[int]:
     """``total`` tables over ``parts`` workers, as evenly as can be."""
     return [total // parts + (1 if i < total % parts else 0) for i in range(parts)]
-
-
-def profile(pid: int, seconds: float, out: Path) -> subprocess.Popen[bytes] | None:
-    """Start py-spy sampling ``pid`` for ``seconds`` (collapsed stacks to ``out``)."""
-    exe = shutil.which("py-spy") or str(Path.home() / ".local/bin/py-spy")
-    if not Path(exe).exists():
-        print("py-spy not found: uv tool install py-spy")
-        return None
-    cmd = [exe, "record", "-p", str(pid), "-d", str(int(seconds)), "-r", "100",
-           "--nonblocking", "-f", "raw", "-o", str(out)]  # fmt: skip
-    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def summarize_profile(path: Path, seconds: float, top: int = 25) -> list[str]:
-    """Lines of the profile: busy share, then functions by own and by total samples."""
-    own: Counter[str] = Counter()
-    total: Counter[str] = Counter()
-    busy = 0
-    for line in path.read_text().splitlines():
-        stack, _, n = line.rpartition(" ")
-        count = int(n)
-        frames = [f.split(" (")[0] + " (" + f.split(" (")[-1].split(":")[0].split("/")[-1] + ")"
-                  for f in stack.split(";")]  # fmt: skip
-        busy += count
-        own[frames[-1]] += count
-        for f in set(frames):
-            total[f] += count
-    lines = [f"server busy: {busy / (seconds * 100):.0%} of the samples ({busy} at 100 Hz)"]
-    lines.append("own time (share of busy samples):")
-    lines += [f"  {n / busy:6.1%}  {f}" for f, n in own.most_common(top)]
-    lines.append("total time, including callees:")
-    lines += [f"  {n / busy:6.1%}  {f}" for f, n in total.most_common(top * 2)]
-    return lines
 
 
 def quiet_samples(

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import httpx
@@ -21,8 +22,14 @@ import httpx
 
 def cpu_seconds(pid: int) -> float:
     """User plus system CPU time of process ``pid`` so far, in seconds (Linux ``/proc``)."""
+    return sum(cpu_times(pid))
+
+
+def cpu_times(pid: int) -> tuple[float, float]:
+    """``(user, system)`` CPU seconds of process ``pid`` so far (Linux ``/proc``)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
 
 
 def cpu_wait_seconds(pid: int) -> float:
@@ -39,14 +46,39 @@ def rss_bytes(pid: int) -> int:
     return 0
 
 
+def peak_rss_bytes(pid: int) -> int:
+    """The largest resident set size process ``pid`` has had so far, in bytes (``VmHWM``)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def machine_cpu() -> tuple[float, float]:
+    """``(busy, total)`` CPU seconds of the whole machine so far, all cores (``/proc/stat``);
+    idle and waiting for I/O count as not busy. Two readings give the busy cores between."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    tick = os.sysconf("SC_CLK_TCK")
+    total = sum(fields[:8])  # guest time is already inside user time
+    idle = fields[3] + fields[4]
+    return (total - idle) / tick, total / tick
+
+
 #: How the server's garbage collector runs: as Python sets it (``on``), with full (generation
 #: 2) collections put off (``no-full``), or not at all (``off``: an experiment, not a setting).
-GC_MODES = ("on", "no-full", "off")
+#: "on": the server's own (tuned) policy; "python": ``serve --gc python``, Python's defaults;
+#: "no-full" and "off": the collector changed from outside (:func:`_gc_prelude`).
+GC_MODES = ("on", "python", "no-full", "off")
 
 
 class ServerProcess:
     """``flyswat serve`` on 127.0.0.1 as a child process (this Python, no wrapper), so that
-    its pid is the server's own for ``/proc`` and for ``kill -9``."""
+    its pid is the server's own for ``/proc`` and for ``kill -9``.
+
+    ``args``: more ``flyswat serve`` options; ``env``: more of the environment (a
+    ``PYTHONPATH`` naming another checkout's ``src`` runs that checkout's server);
+    ``exempt``: free 127.0.0.1 of the per-address limits (False for a server too old to
+    have them)."""
 
     def __init__(
         self,
@@ -57,8 +89,14 @@ class ServerProcess:
         bot_pace: float = 1.0,
         gc_log: Path | None = None,
         gc_mode: str = "on",
+        args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        exempt: bool = True,
     ) -> None:
         self.db_url = db_url
+        self.exempt = exempt
+        self.args = list(args)
+        self.env = {**os.environ, **env} if env else None
         self.bot_pace = bot_pace
         self.gc_log = gc_log
         if gc_mode not in GC_MODES:
@@ -81,13 +119,16 @@ class ServerProcess:
         args = ["serve", "--host", "127.0.0.1", "--port", str(self.port), "--db", self.db_url,
                 "--bot-pace", str(self.bot_pace)]  # fmt: skip
         # Every load player comes from 127.0.0.1: the per-address limits are not under test.
-        args += ["--exempt", "127.0.0.1"]
+        args += ["--exempt", "127.0.0.1"] if self.exempt else []
+        if self.gc_mode == "python":
+            args += ["--gc", "python"]
+        args += self.args
         cmd = [sys.executable, "-m", "flyswat.cli", *args]
-        if self.gc_log is not None or self.gc_mode != "on":
+        if self.gc_log is not None or self.gc_mode not in ("on", "python"):
             cmd = [sys.executable, "-c", _gc_prelude(self.gc_log, self.gc_mode), *args]
         t0 = time.monotonic()
         with self.log.open("ab") as out:
-            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=self.env)
         while time.monotonic() - t0 < timeout:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"the server exited with {self.proc.returncode}; see {self.log}")

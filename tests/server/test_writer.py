@@ -28,9 +28,9 @@ class HeldStore(Store):
         self.hold.set()
         self.batches: list[int] = []
 
-    def write_batch(self, batch: Sequence[tuple[str, Sequence[Event]]]) -> None:
+    def write_batch(self, batch: Sequence[tuple[str, Sequence[Event]]], conn: Any = None) -> None:
         self.hold.wait(10)
-        super().write_batch(batch)
+        super().write_batch(batch, conn)
         self.batches.append(len(batch))
 
 

@@ -359,6 +359,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--bot-pace", type=float, default=1.0, help="scale bots' pauses before revealing"
     )
     parser.add_argument(
+        "--gc",
+        choices=("tuned", "python"),
+        default="tuned",
+        help="garbage collector: tuned (survivors frozen every 5 s, a full collection every "
+        "2 min; docs/BENCHMARKS.md) or Python's own defaults",
+    )
+    parser.add_argument(
         "--rtt-header-from",
         default="",
         metavar="ADDRS",
@@ -382,7 +389,8 @@ def run(args: argparse.Namespace) -> int:
     limits = Limits.from_args(args)
     fronts = frozenset(a.strip() for a in args.rtt_header_from.split(",") if a.strip())
     wait_ms = round(min(120.0, max(3.0, args.play_now_wait)) * 1000)
-    app = build_app(args.db, bot_pace=args.bot_pace, own_process=True, limits=limits,
+    tuned = args.gc == "tuned"
+    app = build_app(args.db, bot_pace=args.bot_pace, own_process=tuned, limits=limits,
                     rtt_fronts=fronts, play_now_wait_ms=wait_ms)  # fmt: skip
     db = make_url(args.db).render_as_string(hide_password=True)
     print(f"flyswat: open http://{args.host}:{args.port}/  (store: {db})", flush=True)

@@ -148,12 +148,19 @@ class Store:
         """Store the events of one command of table ``code``, in one transaction."""
         self.write_batch([(code, batch)])
 
-    def write_batch(self, batch: Sequence[tuple[str, Sequence[Event]]]) -> None:
+    def write_batch(
+        self, batch: Sequence[tuple[str, Sequence[Event]]], conn: Connection | None = None
+    ) -> None:
         """Store the events of many commands, ``(table code, events)`` each, in one
-        transaction: all of them or none (:mod:`flyswat.server.writer`'s group commit)."""
+        transaction: all of them or none (:mod:`flyswat.server.writer`'s group commit, on
+        its own connection ``conn``; without one, a connection of the pool)."""
+        if conn is None:
+            with self.engine.connect() as own:
+                self.write_batch(batch, own)
+            return
         at = now_iso()
         rows: list[dict[str, Any]] = []
-        with self.engine.begin() as conn:
+        with conn.begin():
             for code, events in batch:
                 rows.extend(self._append(conn, code, events, at))
             if rows:

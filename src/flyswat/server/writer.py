@@ -23,6 +23,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from sqlalchemy.engine import Connection
+
 from flyswat.server.store import Store
 from flyswat.table.events import Event
 
@@ -30,6 +32,10 @@ log = logging.getLogger("flyswat.server")
 
 #: The longest pause between two tries of a failed commit, in seconds.
 MAX_RETRY_S = 2.0
+#: At most one commit this often (ms): what comes meanwhile waits for the next one. Each
+#: commit has a fixed cost (a transaction, a write to the log); a few ms of waiting shares it
+#: among many events (docs/BENCHMARKS.md, The store).
+COMMIT_EVERY_MS = 3.0
 
 
 @dataclass
@@ -56,9 +62,12 @@ class WriterStats:
 class Writer:
     """The writer thread of one store, reporting commits to one event loop."""
 
-    def __init__(self, store: Store, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self, store: Store, loop: asyncio.AbstractEventLoop, every_ms: float = COMMIT_EVERY_MS
+    ) -> None:
         self.store = store
         self.loop = loop
+        self.every_s = every_ms / 1000
         self.stats = WriterStats()
         self._queue: list[tuple[str, Sequence[Event], Callable[[], None]]] = []
         self._lock = threading.Condition()
@@ -89,25 +98,36 @@ class Writer:
         self._thread.join(timeout)
 
     def _run(self) -> None:
-        while True:
-            with self._lock:
-                while not self._queue and not self._stopping:
-                    self._lock.wait()
-                batch, self._queue = self._queue, []
-                stopping = self._stopping
-            if batch:
-                self._commit(batch, stopping)
-            if stopping and not batch:
-                return
+        last = 0.0
+        with self.store.engine.connect() as conn:  # the writer's own, for good
+            while True:
+                with self._lock:
+                    while not self._queue and not self._stopping:
+                        self._lock.wait()
+                    stopping = self._stopping
+                pause = last + self.every_s - time.perf_counter()
+                if pause > 0 and not stopping:
+                    time.sleep(pause)  # gather what else comes, up to the next commit time
+                with self._lock:
+                    batch, self._queue = self._queue, []
+                    stopping = self._stopping
+                if batch:
+                    last = time.perf_counter()
+                    self._commit(conn, batch, stopping)
+                if stopping and not batch:
+                    return
 
     def _commit(
-        self, batch: list[tuple[str, Sequence[Event], Callable[[], None]]], stopping: bool
+        self,
+        conn: Connection,
+        batch: list[tuple[str, Sequence[Event], Callable[[], None]]],
+        stopping: bool,
     ) -> None:
         pause = 0.01
         while True:
             started = time.perf_counter()
             try:
-                self.store.write_batch([(code, events) for code, events, _ in batch])
+                self.store.write_batch([(code, events) for code, events, _ in batch], conn)
             except Exception:
                 self.stats.failures += 1
                 log.exception("storing %d submissions failed; trying again", len(batch))

@@ -1,0 +1,505 @@
+"""The slap-table rhythm (``shared/LOAD-RHYTHM.md``): a ramp of players, a fresh server a step.
+
+Each step starts a fresh ``flyswat serve`` process on 127.0.0.1 (its own SQLite file, or a
+fresh schema of ``--db postgresql://...``; the per-address limits lifted with ``--exempt
+127.0.0.1``) and ``--procs`` generator processes (:mod:`harness.rhythm`), each owning whole
+tables of four connected clients. Once every client has joined, a ``--duration`` window
+(60 s) is measured:
+
+- (a) last action → result: the client whose hand or ``done`` completed a round, from its own
+  send to its ``round`` message; p50/p95/p99/max;
+- (b) joins, failed joins (refused, or over 20 s), disconnects, ``error`` messages by code;
+- (c) timeouts: rounds whose result had not come 3 s after their last action;
+- (d) the server's CPU (utime + stime, ``/proc``; 100 % = one core), per 1,000 players and
+  per message (in + out), its peak RSS; the generator's own CPU (its processes and this one)
+  and each generator's event-loop lag; the machine's busy cores; messages per second per
+  player in (to the server) and out.
+
+A step passes when p99 of (a) ≤ 100 ms, timeouts ≤ 1 % of the rounds, no join failed and the
+server is alive. The ramp stops at its first failing step (``--keep-going`` runs on); at that
+step (or every step with ``--profile``) py-spy samples the server for ``--profile-seconds``
+just after the window, under the same load, and the top functions are printed.
+
+The row's ``GC`` column is the server's full garbage collections in the window and the
+longest pause (ms): the server runs one every 2 minutes (``flyswat.server.app._collect``),
+and a 60-s window holds it or not depending on when the window falls (``--warmup`` moves the
+window later); at 2,000 players its pause is some 400–500 ms, enough to decide a p99.
+
+    uv run python bench/rhythm.py                                 # 1000 2000 ... 8000
+    uv run python bench/rhythm.py --players 1000 1500 2000 --out rhythm.json
+    uv run python bench/rhythm.py --players 1500 2000 --server-src src --server-src 1c322f4
+    uv run python bench/rhythm.py --players 1000 --db postgresql://user:pw@127.0.0.1/flyswat
+
+``--server-src`` (repeatable) runs the server from another checkout's ``src`` folder, or from
+a commit of this repository (its ``src`` exported with ``git archive``), first on the
+``PYTHONPATH``; a server too old for ``--exempt`` runs without it. With several, each step
+runs each of them in turn, so that two versions are compared side by side on the same
+machine in one run, each ramp stopping on its own.
+Run it under the benchmark lock: ``flock -x /work/bench.lock uv run python bench/rhythm.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import multiprocessing as mp
+import os
+import queue
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from harness.load import percentile, raise_fd_limit
+from harness.procs import (
+    ServerProcess,
+    cpu_times,
+    gc_pauses,
+    machine_cpu,
+    peak_rss_bytes,
+    rss_bytes,
+)
+from harness.profile import profile, summarize_profile
+from harness.rhythm import RhythmPlan, generator_main
+from harness.server import free_port
+
+ROOT = Path(__file__).resolve().parent.parent
+STEPS = [1000, 2000, 3000, 4000, 6000, 8000]
+P99_MS = 100.0
+TIMEOUT_SHARE = 0.01
+JOINS_IN_FLIGHT = 50
+#: Before a step, the machine is quiet when it is busy less than this many cores.
+QUIET_CORES = 0.3
+
+
+def split(total: int, parts: int) -> list[int]:
+    """``total`` over ``parts``, as evenly as can be."""
+    return [total // parts + (1 if i < total % parts else 0) for i in range(parts)]
+
+
+def commit_of(src: Path) -> str:
+    """The last commit that changed ``src`` in its checkout (with ``+`` when it has changes
+    not committed): the server's code, whatever the harness's commit."""
+
+    def git(*args: str) -> str:
+        out = subprocess.run(["git", "-C", str(src), *args], capture_output=True, text=True)
+        return out.stdout.strip()
+
+    head = git("log", "-1", "--format=%h", "--", ".") or "?"  # the last commit of the code
+    return head + ("+" if git("status", "--porcelain", "--untracked-files=no", ".") else "")
+
+
+def has_limits(src: Path) -> bool:
+    """Does the server in ``src`` have per-address limits (``flyswat serve --exempt``)? An
+    older one has neither the limits nor the option."""
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    cmd = [sys.executable, "-m", "flyswat.cli", "serve", "--help"]
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60)
+    return "--exempt" in out.stdout
+
+
+def busy_cores(seconds: float) -> float:
+    """How many cores the machine keeps busy over the next ``seconds``."""
+    b0, t0 = machine_cpu()
+    time.sleep(seconds)
+    b1, t1 = machine_cpu()
+    return (b1 - b0) / (t1 - t0) * (os.cpu_count() or 1)
+
+
+def wait_quiet(limit_s: float = 30.0) -> float:
+    """Wait (up to ``limit_s``) until the machine is busy less than :data:`QUIET_CORES`;
+    returns the busy cores last seen."""
+    end = time.monotonic() + limit_s
+    busy = busy_cores(2)
+    while busy >= QUIET_CORES and time.monotonic() < end:
+        busy = busy_cores(2)
+    return busy
+
+
+@contextlib.contextmanager
+def fresh_db(url: str | None, workdir: Path, name: str) -> Iterator[str]:
+    """A database nobody used: a new SQLite file in ``workdir``, or a new schema of the
+    PostgreSQL database ``url`` (dropped afterwards)."""
+    if url is None or url.startswith("sqlite"):
+        path = workdir / f"{name}.db"
+        path.unlink(missing_ok=True)
+        yield f"sqlite:///{path}"
+        return
+    import sqlalchemy as sa
+
+    from flyswat.server.store import engine_url
+
+    schema = "rhythm_" + uuid.uuid4().hex[:12]
+    admin = sa.create_engine(engine_url(url))
+    with admin.begin() as conn:
+        conn.execute(sa.text(f"CREATE SCHEMA {schema}"))
+    sep = "&" if "?" in url else "?"
+    try:
+        yield f"{url}{sep}options=-csearch_path%3D{schema}"
+    finally:
+        with admin.begin() as conn:
+            conn.execute(sa.text(f"DROP SCHEMA {schema} CASCADE"))
+        admin.dispose()
+
+
+def alive(server: ServerProcess) -> bool:
+    """Is the server still running and answering ``/health``?"""
+    if server.proc is None or server.proc.poll() is not None:
+        return False
+    try:
+        return httpx.get(server.http + "/health", timeout=5).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def self_cpu() -> tuple[float, float]:
+    """This process's own ``(user, system)`` CPU seconds."""
+    t = os.times()
+    return t.user, t.system
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a server's code is: a ``src`` folder, how the table names it, its commit."""
+
+    path: Path
+    label: str
+    commit: str
+
+
+def source(arg: str, workdir: Path) -> Source:
+    """A ``--server-src``: a checkout's ``src`` folder, or a commit of this repository (its
+    ``src`` is exported into ``workdir``)."""
+    path = Path(arg)
+    if path.is_dir():
+        path = path.resolve()
+        label = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+        return Source(path, label, commit_of(path))
+    rev = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "--verify",
+                          f"{arg}^{{commit}}"], capture_output=True, text=True)  # fmt: skip
+    if rev.returncode:
+        raise SystemExit(f"--server-src {arg}: neither a folder nor a commit")
+    commit = rev.stdout.strip()
+    out = workdir / f"src-{commit}"
+    if not out.exists():
+        out.mkdir(parents=True)
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit, "src"],
+                                 capture_output=True, check=True)  # fmt: skip
+        subprocess.run(["tar", "-x", "-C", str(out)], input=archive.stdout, check=True)
+    return Source(out / "src", commit, commit)
+
+
+def step(players: int, src: Source, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+    """One step: a fresh server from ``src``, the generators, the window; the figures."""
+    label = src.label
+    tables = players // 4
+    quiet = wait_quiet()
+    fig: dict[str, Any] = {
+        "server": label, "commit": src.commit, "players": tables * 4, "tables": tables,
+        "procs": args.procs, "deflate": args.deflate, "client": args.client,
+        "db": "sqlite" if not args.db else args.db.split(":", 1)[0],
+        "loadavg_before": Path("/proc/loadavg").read_text().split()[:3],
+        "busy_cores_before": quiet,
+    }  # fmt: skip
+    name = f"rhythm-{label.replace('/', '_')}-{players}"
+    with fresh_db(args.db, workdir, name) as db:
+        env = {"PYTHONPATH": str(src.path)} if src.path != ROOT / "src" else None
+        gc_log = workdir / f"{name}.gc"
+        gc_log.unlink(missing_ok=True)
+        server = ServerProcess(db, free_port(), workdir / f"{name}.log", env=env,
+                               args=args.serve_arg, exempt=has_limits(src.path),
+                               gc_log=gc_log)  # fmt: skip
+        server.start()
+        try:
+            fig |= run_step(server, tables, args, workdir / f"{name}.prof", gc_log)
+        finally:
+            server.stop()
+    return fig
+
+
+def run_step(server: ServerProcess, tables: int, args: argparse.Namespace, prof: Path,
+             gc_log: Path) -> dict[str, Any]:  # fmt: skip
+    """Set up the generators against ``server``, measure the window, maybe profile."""
+    ctx = mp.get_context("spawn")
+    go, stop, reports = ctx.Event(), ctx.Event(), ctx.Queue()
+    t0_value = ctx.Value("d", 0.0)
+    plans = [
+        RhythmPlan(server.http, n, duration_s=args.duration, joins_in_flight=max(1, joins),
+                   seed=args.seed + i, name=f"g{i}", setup_timeout_s=args.setup_timeout,
+                   deflate=args.deflate, client=args.client)
+        for i, (n, joins) in enumerate(zip(split(tables, args.procs),
+                                           split(JOINS_IN_FLIGHT, args.procs), strict=True))
+        if n
+    ]  # fmt: skip
+    readies = [ctx.Event() for _ in plans]
+    procs = [
+        ctx.Process(target=generator_main, args=(plan, ready, go, t0_value, stop, reports),
+                    daemon=True, name=plan.name)
+        for plan, ready in zip(plans, readies, strict=True)
+    ]  # fmt: skip
+    began = time.monotonic()
+    for proc in procs:
+        proc.start()
+    out: dict[str, Any] = {}
+    try:
+        while not all(r.is_set() for r in readies):
+            if time.monotonic() - began > args.setup_timeout + 30:
+                raise TimeoutError(f"set-up took over {args.setup_timeout} s")
+            time.sleep(0.1)
+        with contextlib.suppress(queue.Empty):
+            early = reports.get(timeout=0.5)  # a report this soon is a failure
+            raise RuntimeError(f"generator {early.get('name')}: {early.get('error', early)}")
+        out["setup_s"] = time.monotonic() - began
+        pids = {p.name: p.pid for p in procs if p.pid is not None}
+        t0 = time.monotonic() + args.warmup
+        t0_value.value = t0
+        go.set()
+        time.sleep(max(0.0, t0 - time.monotonic()))
+        wall0 = time.time()
+        cpu0 = {"server": cpu_times(server.pid), "self": self_cpu()}
+        cpu0 |= {k: cpu_times(pid) for k, pid in pids.items()}
+        machine0 = machine_cpu()
+        rss_max = 0
+        while time.monotonic() < t0 + args.duration:
+            time.sleep(min(1.0, max(0.0, t0 + args.duration - time.monotonic())))
+            if server.proc is None or server.proc.poll() is not None:
+                break
+            rss_max = max(rss_max, rss_bytes(server.pid))
+        window = time.monotonic() - t0
+        wall1 = time.time()
+        machine1 = machine_cpu()
+        out["alive"] = alive(server)
+        cpu1 = {"server": cpu_times(server.pid) if out["alive"] else cpu0["server"],
+                "self": self_cpu()}  # fmt: skip
+        cpu1 |= {k: cpu_times(pid) for k, pid in pids.items()}
+        peak = peak_rss_bytes(server.pid) if out["alive"] else rss_max
+        out["server_peak_rss_mb"] = peak / 2**20
+        out["window_s"] = window
+        cpu = {k: (sum(cpu1[k]) - sum(cpu0[k])) / window for k in cpu0}
+        out["system_share"] = {
+            k: (cpu1[k][1] - cpu0[k][1]) / max(1e-9, sum(cpu1[k]) - sum(cpu0[k])) for k in cpu0
+        }
+        out["busy_cores"] = (
+            (machine1[0] - machine0[0]) / (machine1[1] - machine0[1]) * (os.cpu_count() or 1)
+        )
+        got = [reports.get(timeout=args.duration + 60) for _ in plans]
+        failed = [g for g in got if "error" in g]
+        if failed:
+            raise RuntimeError("; ".join(f"{g['name']}: {g['error']}" for g in failed))
+        out |= figures(got, cpu)
+        out["gc_full_ms"] = [ms for t, ms in gc_pauses(gc_log, 2) if wall0 <= t <= wall1]
+        out["gc_young_ms"] = [ms for t, ms in gc_pauses(gc_log, 1) if wall0 <= t <= wall1]
+        out["other_cores"] = out["busy_cores"] - out["server_cpu"] - out["generator_cpu"]
+        out["pass"], out["why"] = verdict(out)
+        if out["alive"] and (args.profile or (not out["pass"] and not args.no_profile)):
+            spy = profile(server.pid, args.profile_seconds, prof)
+            if spy is not None:
+                spy.wait(args.profile_seconds + 30)
+                out["profile"] = summarize_profile(prof, args.profile_seconds, top=args.top)
+    finally:
+        stop.set()
+        for proc in procs:
+            proc.join(20)
+            if proc.is_alive():
+                proc.kill()
+    return out
+
+
+def figures(reports: list[dict[str, Any]], cpu: dict[str, float]) -> dict[str, Any]:
+    """The step's figures from the generators' reports and the CPU shares of the window."""
+    rounds_ms = [ms for r in reports for ms in r["round_ms"]]
+    players = sum(r["players"] for r in reports)
+    sent = sum(r["sent_per_s"] for r in reports)  # to the server: its messages in
+    received = sum(r["received_per_s"] for r in reports)
+    total: Counter[str] = sum((Counter(r["total"]) for r in reports), Counter())
+    errors: Counter[str] = sum((Counter(r["errors"]) for r in reports), Counter())
+    rounds = sum(r["rounds"] for r in reports)
+    timeouts = sum(r["timeouts"] for r in reports)
+    server = cpu["server"]
+    generator = sum(v for k, v in cpu.items() if k != "server")
+    return {
+        "rounds": rounds,
+        "rounds_measured": len(rounds_ms),
+        "timeouts": timeouts,
+        "timeout_share": timeouts / rounds if rounds else 0.0,
+        "last_action_ms": {f"p{q}": percentile(rounds_ms, q) for q in (50, 95, 99, 100)},
+        "joins": total["joins"],
+        "failed_joins": total["failed_joins"],
+        "join_failures": dict(sum((Counter(r["failures"]) for r in reports), Counter())),
+        "connects_failed": total["connects_failed"],
+        "disconnects": total["disconnects"],
+        "errors": dict(errors),
+        "games_over": total["games_over"],
+        "late_hands": total["late_hands"],
+        "rounds_closed_before_last_hand": total["rounds_closed_before_last_hand"],
+        "auto_reveals": total["auto_reveals"],
+        "server_cpu": server,
+        "server_cpu_per_1000": server / players * 1000,
+        "server_us_per_msg": server / (sent + received) * 1e6 if sent + received else 0.0,
+        "generator_cpu": generator,
+        "generator_cpu_per_1000": generator / players * 1000,
+        "generator_cpu_by_process": {k: v for k, v in cpu.items() if k != "server"},
+        "generator_lag_ms": {
+            r["name"]: {f"p{q}": percentile(r["lag_ms"], q) for q in (50, 99, 100)} for r in reports
+        },
+        "event_loop": reports[0]["loop"],
+        "msgs_in_per_player": sent / players,
+        "msgs_out_per_player": received / players,
+    }
+
+
+def verdict(fig: dict[str, Any]) -> tuple[bool, list[str]]:
+    """Does the step pass (LOAD-RHYTHM.md), and if not, why not."""
+    why = []
+    p99 = fig.get("last_action_ms", {}).get("p99", float("nan"))
+    if not p99 <= P99_MS:
+        why.append(f"p99 {p99:.1f} ms > {P99_MS:g}")
+    if fig.get("timeout_share", 1.0) > TIMEOUT_SHARE:
+        why.append(f"timeouts {fig.get('timeout_share', 1.0):.1%} > {TIMEOUT_SHARE:.0%}")
+    if fig.get("failed_joins", 1):
+        why.append(f"{fig.get('failed_joins')} joins failed")
+    if not fig.get("alive", False):
+        why.append("server dead")
+    if not fig.get("rounds_measured"):
+        why.append("no round measured")
+    return not why, why
+
+
+HEADER = (
+    f"{'server':<10} {'commit':<9} {'players':>7} {'p50/p95/p99/max ms':>26} {'rounds':>6} "
+    f"{'t/o':>5} {'joins':>6} {'fail':>4} {'disc':>4} {'err':>4} {'CPU':>5} {'/1k':>5} "
+    f"{'µs/msg':>6} {'RSS MB':>6} {'gen':>5} {'gen/1k':>6} {'lag99':>6} {'busy':>4} {'GC':>7} "
+    f"{'in/out per player':>17}  pass"
+)
+
+
+def row(fig: dict[str, Any]) -> str:
+    """One step as one line of the table."""
+    ms = fig["last_action_ms"]
+    lat = f"{ms['p50']:.1f}/{ms['p95']:.1f}/{ms['p99']:.1f}/{ms['p100']:.0f}"
+    lag = max(v["p99"] for v in fig["generator_lag_ms"].values())
+    full = fig["gc_full_ms"]
+    gc = f"{len(full)}/{max(full):.0f}" if full else "0"
+    return (
+        f"{fig['server'][:10]:<10} {fig['commit']:<9} {fig['players']:>7} {lat:>26} "
+        f"{fig['rounds']:>6} {fig['timeouts']:>5} {fig['joins']:>6} {fig['failed_joins']:>4} "
+        f"{fig['disconnects']:>4} {sum(fig['errors'].values()):>4} {fig['server_cpu']:>5.0%} "
+        f"{fig['server_cpu_per_1000']:>5.0%} {fig['server_us_per_msg']:>6.0f} "
+        f"{fig['server_peak_rss_mb']:>6.0f} {fig['generator_cpu']:>5.0%} "
+        f"{fig['generator_cpu_per_1000']:>6.1%} {lag:>6.1f} {fig['busy_cores']:>4.2f} {gc:>7} "
+        f"{fig['msgs_in_per_player']:>8.2f}/{fig['msgs_out_per_player']:<8.2f} "
+        f" {'yes' if fig['pass'] else 'no: ' + '; '.join(fig['why'])}"
+    )
+
+
+def details(fig: dict[str, Any]) -> list[str]:
+    """The step's other figures, a few lines."""
+    lags = ", ".join(f"{k} {v['p50']:.1f}/{v['p99']:.1f}/{v['p100']:.0f}"
+                     for k, v in fig["generator_lag_ms"].items())  # fmt: skip
+    lines = [
+        f"  set up in {fig['setup_s']:.0f} s; window {fig['window_s']:.0f} s; "
+        f"load average before {' '.join(fig['loadavg_before'])}, busy cores before "
+        f"{fig['busy_cores_before']:.2f}; generator loop lag p50/p99/max ms: {lags} "
+        f"({fig['event_loop']}); busy cores besides the server and the generator: "
+        f"{fig['other_cores']:.2f}"
+        + (" (the machine was not quiet)" if fig["other_cores"] > QUIET_CORES else ""),
+        f"  errors {fig['errors'] or 'none'}; connects failed {fig['connects_failed']}; "
+        f"join failures {fig['join_failures'] or 'none'}; games over {fig['games_over']}; "
+        f"auto reveals {fig['auto_reveals']}; hands too late {fig['late_hands']}; rounds "
+        f"closed before their last hand {fig['rounds_closed_before_last_hand']}",
+        f"  the server's garbage collections in the window: full {len(fig['gc_full_ms'])} "
+        f"(pauses ms: {', '.join(f'{ms:.0f}' for ms in fig['gc_full_ms']) or '-'}), young "
+        f"{len(fig['gc_young_ms'])} (max {max(fig['gc_young_ms'], default=0):.0f} ms)",
+        "  CPU in the kernel (share of each process's CPU): "
+        + ", ".join(f"{k} {v:.0%}" for k, v in fig["system_share"].items())
+        + "; generator CPU by process: "
+        + ", ".join(f"{k} {v:.1%}" for k, v in fig["generator_cpu_by_process"].items()),
+    ]
+    return lines + ["  " + line for line in fig.get("profile", [])]
+
+
+def main() -> None:
+    """Run the ramp for each server and print a row per step."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--players",
+        type=int,
+        nargs="+",
+        default=STEPS,
+        help="players per step, 4 a table (default 1000 2000 3000 4000 6000 8000)",
+    )
+    parser.add_argument("--procs", type=int, default=1, help="generator processes (default 1)")
+    parser.add_argument("--duration", type=float, default=60.0, help="seconds measured")
+    parser.add_argument("--warmup", type=float, default=0.0,
+                        help="seconds of play between the last join and the window (default 0, "
+                        "as the pattern says)")  # fmt: skip
+    parser.add_argument("--setup-timeout", type=float, default=300.0)
+    parser.add_argument("--keep-going", action="store_true", help="run on past a failing step")
+    parser.add_argument("--profile", action="store_true", help="py-spy the server every step")
+    parser.add_argument("--no-profile", action="store_true", help="not even at a failing step")
+    parser.add_argument("--profile-seconds", type=float, default=20.0)
+    parser.add_argument("--top", type=int, default=15, help="functions of the profile shown")
+    parser.add_argument("--db", help="postgresql://... (a fresh schema a step); default: a "
+                        "fresh SQLite file a step")  # fmt: skip
+    parser.add_argument("--server-src", action="append", default=[],
+                        help="run the server from this checkout's src folder, or from this "
+                        "commit's src (repeatable: each step runs each)")  # fmt: skip
+    parser.add_argument("--serve-arg", action="append", default=[],
+                        help="one more flyswat serve argument (repeatable)")  # fmt: skip
+    parser.add_argument("--deflate", action="store_true",
+                        help="the clients offer permessage-deflate, as browsers do (default: "
+                        "no compression)")  # fmt: skip
+    parser.add_argument("--client", choices=("wire", "websockets"), default="wire",
+                        help="the generator's WebSocket client: the cheap one (default) or the "
+                        "websockets library (to see what it costs)")  # fmt: skip
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, help="write every figure here (JSON)")
+    parser.add_argument("--keep", type=Path, help="keep the databases, logs, profiles here")
+    args = parser.parse_args()
+    print(f"open files allowed: {raise_fd_limit()}; load average "
+          f"{' '.join(Path('/proc/loadavg').read_text().split()[:3])}", flush=True)  # fmt: skip
+    figures_all: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="flyswat-rhythm-") as tmp:
+        workdir = args.keep or Path(tmp)
+        workdir.mkdir(parents=True, exist_ok=True)
+        sources = [source(s, workdir) for s in args.server_src or [str(ROOT / "src")]]
+        running = set(sources)
+        print(HEADER, flush=True)
+        for players in args.players:
+            for src in sources:
+                if src not in running:
+                    continue
+                try:
+                    fig = step(players, src, args, workdir)
+                except Exception as e:  # the step could not run: say so, and stop this ramp
+                    where = traceback.extract_tb(e.__traceback__)[-1]
+                    print(f"{src.label}: {players} players: {type(e).__name__}: {e} "
+                          f"({Path(where.filename).name}:{where.lineno})", flush=True)  # fmt: skip
+                    running.discard(src)
+                    continue
+                figures_all.append(fig)
+                print(row(fig), flush=True)
+                for line in details(fig):
+                    print(line, flush=True)
+                if not fig["pass"] and not args.keep_going:
+                    running.discard(src)
+                if args.out:
+                    args.out.write_text(json.dumps(figures_all, indent=1, default=str))
+            if not running:
+                break
+    if not figures_all:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
