@@ -2,7 +2,7 @@
 
 Each step starts a fresh ``flyswat serve`` process on 127.0.0.1 (its own SQLite file, or a
 fresh schema of ``--db postgresql://...``; the per-address limits lifted with ``--exempt
-127.0.0.1``) and ``--procs`` generator processes (:mod:`harness.rhythm`), each owning whole
+127.0.0.1``) and ``--procs`` generator processes (:mod:`harness.generator`), each owning whole
 tables of four connected clients. Once every client has joined, a ``--duration`` window
 (60 s) is measured:
 
@@ -60,6 +60,7 @@ from typing import Any
 
 import httpx
 
+from harness.generator import generator_main
 from harness.load import percentile, raise_fd_limit
 from harness.procs import (
     ServerProcess,
@@ -70,7 +71,7 @@ from harness.procs import (
     rss_bytes,
 )
 from harness.profile import profile, summarize_profile
-from harness.rhythm import RhythmPlan, generator_main
+from harness.rhythm import RhythmPlan
 from harness.server import free_port
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 from harness import wire
+from harness.generator import Generator
 from harness.procs import ServerProcess
-from harness.rhythm import Generator, RhythmPlan
+from harness.rhythm import RhythmPlan
 from harness.server import free_port
 from rhythm import figures, verdict
 
