@@ -51,7 +51,6 @@ import sys
 import tempfile
 import time
 import traceback
-import uuid
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -72,7 +71,7 @@ from harness.procs import (
 )
 from harness.profile import profile, summarize_profile
 from harness.rhythm import RhythmPlan
-from harness.server import free_port
+from harness.server import free_port, pg_schema
 
 ROOT = Path(__file__).resolve().parent.parent
 STEPS = [1000, 2000, 3000, 4000, 6000, 8000]
@@ -136,21 +135,8 @@ def fresh_db(url: str | None, workdir: Path, name: str) -> Iterator[str]:
         path.unlink(missing_ok=True)
         yield f"sqlite:///{path}"
         return
-    import sqlalchemy as sa
-
-    from flyswat.server.store import engine_url
-
-    schema = "rhythm_" + uuid.uuid4().hex[:12]
-    admin = sa.create_engine(engine_url(url))
-    with admin.begin() as conn:
-        conn.execute(sa.text(f"CREATE SCHEMA {schema}"))
-    sep = "&" if "?" in url else "?"
-    try:
-        yield f"{url}{sep}options=-csearch_path%3D{schema}"
-    finally:
-        with admin.begin() as conn:
-            conn.execute(sa.text(f"DROP SCHEMA {schema} CASCADE"))
-        admin.dispose()
+    with pg_schema(url, "rhythm_") as fresh:
+        yield fresh
 
 
 def alive(server: ServerProcess) -> bool:

@@ -76,3 +76,25 @@ def running_server(
             proc.kill()
             proc.wait()
         log.close()
+
+
+@contextlib.contextmanager
+def pg_schema(url: str, prefix: str = "t_") -> Iterator[str]:
+    """``url`` with a new PostgreSQL schema of its own as the search path (dropped after)."""
+    import uuid
+
+    import sqlalchemy as sa
+
+    from flyswat.server.store import engine_url
+
+    schema = prefix + uuid.uuid4().hex[:12]
+    admin = sa.create_engine(engine_url(url))
+    with admin.begin() as conn:
+        conn.execute(sa.text(f"CREATE SCHEMA {schema}"))
+    sep = "&" if "?" in url else "?"
+    try:
+        yield f"{url}{sep}options=-csearch_path%3D{schema}"
+    finally:
+        with admin.begin() as conn:
+            conn.execute(sa.text(f"DROP SCHEMA {schema} CASCADE"))
+        admin.dispose()

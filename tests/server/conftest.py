@@ -30,7 +30,7 @@ from flyswat.server.app import build_app
 from flyswat.server.limits import Limits
 from flyswat.server.transport import uvicorn_config
 from flyswat.wire import Assembler
-from harness.server import free_port
+from harness.server import free_port, pg_schema
 
 SERVER_MESSAGE: TypeAdapter[Any] = TypeAdapter(ServerMessage)
 
@@ -108,23 +108,8 @@ def pg_url() -> Iterator[str]:
     url = os.environ.get("FLYSWAT_TEST_PG")
     if not url:
         pytest.skip("FLYSWAT_TEST_PG is not set")
-    import uuid
-
-    import sqlalchemy as sa
-
-    from flyswat.server.store import engine_url
-
-    schema = "t_" + uuid.uuid4().hex[:12]
-    admin = sa.create_engine(engine_url(url))
-    with admin.begin() as conn:
-        conn.execute(sa.text(f"CREATE SCHEMA {schema}"))
-    sep = "&" if "?" in url else "?"
-    try:
-        yield f"{url}{sep}options=-csearch_path%3D{schema}"
-    finally:
-        with admin.begin() as conn:
-            conn.execute(sa.text(f"DROP SCHEMA {schema} CASCADE"))
-        admin.dispose()
+    with pg_schema(url) as fresh:
+        yield fresh
 
 
 def allowed(centre: list[str]) -> set[str]:
