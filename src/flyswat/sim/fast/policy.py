@@ -325,7 +325,8 @@ def choose(
             weight = 0.0
             for v in range(1, 6):
                 if wf[COUNT_BY_VALUE + v] > 0.0:
-                    wf[GAINS + v] = math.exp((wf[GAINS + v] - best) / temperature)
+                    gain = wf[GAINS + v]  # the best's weight is exp(0) == 1: no call
+                    wf[GAINS + v] = 1.0 if gain == best else math.exp((gain - best) / temperature)
                     weight += wf[COUNT_BY_VALUE + v] * wf[GAINS + v]
             state, u = rng.uniform(state)
             u *= weight
