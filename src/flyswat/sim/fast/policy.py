@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from flyswat.bots import CROWD_ROUNDS
-from flyswat.sim.fast import rng
+from flyswat.sim.fast import rng, ziggurat
 
 #: The value of fly ``i`` is ``VALUES[i % 16]`` (R2: 1,1, 2×4, 3×4, 4×4, 5,5).
 VALUES = np.array([1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5], dtype=np.int64)
@@ -181,20 +181,13 @@ def decide(wf: np.ndarray, wi: np.ndarray, s: int, n_centre: int, hands: int, se
 def reaction_times(wf: np.ndarray, wi: np.ndarray, p: int, n: int, state: np.uint64) -> np.uint64:
     """As :func:`flyswat.bots.reaction_times`, for the parameters at ``wf[p:]``: writes ``n``
     times to ``wi[OUT_MS:]`` and returns the generator's state."""
-    # Ex-Gaussian draws (rng.ex_gauss), the first two Gaussian parts from one polar pair.
-    state, z, spare = rng.normal_pair(state)
-    state, e = rng.exponential(state, wf[p + 2])
-    t = wf[p] + wf[p + 1] * z + e
+    state, t = ziggurat.ex_gauss(state, wf[p], wf[p + 1], wf[p + 2])
     last = 0
     floor = int(wf[p + 6])
     for h in range(n):
         if h > 0:
-            if h == 1:
-                z = spare
-            else:
-                state, z, _ = rng.normal_pair(state)
-            state, e = rng.exponential(state, wf[p + 5])
-            t += max(0.0, wf[p + 3] + wf[p + 4] * z + e)
+            state, extra = ziggurat.ex_gauss(state, wf[p + 3], wf[p + 4], wf[p + 5])
+            t += max(0.0, extra)
         ms = max(floor, last + 1 if h > 0 else 0, int(np.round(t)))
         wi[OUT_MS + h] = ms
         last = ms
@@ -332,7 +325,8 @@ def choose(
             weight = 0.0
             for v in range(1, 6):
                 if wf[COUNT_BY_VALUE + v] > 0.0:
-                    wf[GAINS + v] = math.exp((wf[GAINS + v] - best) / temperature)
+                    gain = wf[GAINS + v]  # the best's weight is exp(0) == 1: no call
+                    wf[GAINS + v] = 1.0 if gain == best else math.exp((gain - best) / temperature)
                     weight += wf[COUNT_BY_VALUE + v] * wf[GAINS + v]
             state, u = rng.uniform(state)
             u *= weight

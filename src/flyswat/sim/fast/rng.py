@@ -7,13 +7,14 @@ inlines the lot. (numba's own ``np.random`` looks its state up in thread-local s
 each call, and passing a state array costs two atomic reference-count updates per call:
 either way, more than the kernel's own work, measured with ``perf``.)
 
+Normal and exponential deviates are drawn from these words by the ziggurat
+(:mod:`flyswat.sim.fast.ziggurat`).
+
 The kernel keeps the word between calls as ``int64`` in its integer scratch array
 (:data:`flyswat.sim.fast.policy.ST`); :func:`load` and :func:`store` convert, bit for bit.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 from numba import int64, njit, uint64
@@ -60,47 +61,6 @@ def below(state: np.uint64, n: int) -> tuple[np.uint64, int]:
     """The next state and an integer uniform in ``0 .. n-1`` (bias below n · 2**-53)."""
     state, u = uniform(state)
     return state, int(u * n)
-
-
-@njit(cache=True, inline="always")
-def normal(state: np.uint64, mu: float, sigma: float) -> tuple[np.uint64, float]:
-    """The next state and a Gaussian deviate (Box–Muller)."""
-    state, u1 = uniform(state)
-    state, u2 = uniform(state)
-    r = math.sqrt(-2.0 * math.log(1.0 - u1))  # 1 - u1 is in (0, 1]: the log is finite
-    return state, mu + sigma * r * math.cos(2.0 * math.pi * u2)
-
-
-@njit(cache=True, inline="always")
-def normal_pair(state: np.uint64) -> tuple[np.uint64, float, float]:
-    """The next state and two independent standard Gaussian deviates (Marsaglia's polar
-    method: one log and one square root for the pair, no trigonometry; a point is redrawn
-    with chance 1 - pi/4)."""
-    while True:
-        state, u1 = uniform(state)
-        state, u2 = uniform(state)
-        x = 2.0 * u1 - 1.0
-        y = 2.0 * u2 - 1.0
-        r = x * x + y * y
-        if 0.0 < r < 1.0:
-            f = math.sqrt(-2.0 * math.log(r) / r)
-            return state, x * f, y * f
-
-
-@njit(cache=True, inline="always")
-def exponential(state: np.uint64, scale: float) -> tuple[np.uint64, float]:
-    """The next state and an exponential deviate of mean ``scale``."""
-    state, u = uniform(state)
-    return state, -scale * math.log(1.0 - u)
-
-
-@njit(cache=True, inline="always")
-def ex_gauss(state: np.uint64, mu: float, sigma: float, tau: float) -> tuple[np.uint64, float]:
-    """The next state and an ex-Gaussian deviate: Gaussian (``mu``, ``sigma``) plus an
-    exponential of mean ``tau`` — the bots' reaction-time model."""
-    state, x = normal(state, mu, sigma)
-    state, y = exponential(state, tau)
-    return state, x + y
 
 
 @njit(cache=True)
