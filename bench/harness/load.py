@@ -392,6 +392,11 @@ class Worker:
         code = seated[0]["code"]
         for i in range(1, plan.seats - plan.bots):
             joined = await self._request("POST", f"/api/tables/{code}/join", {"name": f"p{i}"})
+            if joined.status_code == 409 and self.stats.errors["open_abandoned"] < 100:
+                # A join the server stored, whose reply a kill -9 cut off, was sent again and
+                # took a second seat: this lobby is full. Leave it to expire; open another.
+                self.stats.errors["open_abandoned"] += 1
+                return await self.open_table(deadline)
             joined.raise_for_status()
             seated.append(joined.json())
         table = LoadTable(code, seated, seats=plan.seats)
