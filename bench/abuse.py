@@ -76,7 +76,7 @@ def serve(
     with tempfile.TemporaryDirectory() as tmp:
         port, log = free_port(), Path(tmp) / "serve.log"
         cmd = [sys.executable, "-m", "flyswat.cli", "serve", "--port", str(port)]
-        cmd += ["--db", f"sqlite:///{tmp}/abuse.db", *([] if tree else args)]
+        cmd += ["--db", f"sqlite:///{tmp}/abuse.db", *([] if tree else [*args, "--workers", "1"])]
         env = {**os.environ}
         if tree is not None:
             env["PYTHONPATH"] = str(tree / "src")

@@ -9,6 +9,7 @@ Optionally it logs the server's full garbage collections, or puts them off, from
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import subprocess
@@ -122,6 +123,8 @@ class ServerProcess:
         args += ["--exempt", "127.0.0.1"] if self.exempt else []
         if self.gc_mode == "python":
             args += ["--gc", "python"]
+        if "--workers" not in self.args and has_workers(self.env):
+            args += ["--workers", "1"]  # one process unless asked (its pid is the server)
         args += self.args
         cmd = [sys.executable, "-m", "flyswat.cli", *args]
         if self.gc_log is not None or self.gc_mode not in ("on", "python"):
@@ -138,6 +141,15 @@ class ServerProcess:
             time.sleep(0.1)
         self.kill()
         raise TimeoutError(f"the server did not answer /health within {timeout} s")
+
+    def pids(self) -> list[int]:
+        """The server's processes: itself, and its workers if it supervises some."""
+        pid = self.pid
+        try:
+            kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        except OSError:
+            kids = []
+        return [pid, *(int(k) for k in kids)]
 
     def kill(self) -> None:
         """``kill -9``: no clean-up of any kind."""
@@ -188,3 +200,16 @@ def gc_pauses(log: Path, generation: int = 2) -> list[tuple[float, float]]:
         return []
     rows = [line.split() for line in log.read_text().splitlines() if line.strip()]
     return [(float(t), float(ms)) for t, g, ms in rows if int(g) == generation]
+
+
+@functools.cache
+def _serve_help(pythonpath: str | None) -> str:
+    env = {**os.environ, **({"PYTHONPATH": pythonpath} if pythonpath else {})}
+    cmd = [sys.executable, "-m", "flyswat.cli", "serve", "--help"]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60).stdout
+
+
+def has_workers(env: dict[str, str] | None) -> bool:
+    """Does the server that ``env`` runs (an older tree on ``PYTHONPATH``, say) know
+    ``flyswat serve --workers``?"""
+    return "--workers" in _serve_help((env or {}).get("PYTHONPATH"))

@@ -42,6 +42,8 @@ def running_server(
     suffix ``.log``."""
     port = port or free_port()
     cmd = [sys.executable, "-m", "flyswat.cli", "serve", "--port", str(port)]
+    if "--workers" not in args:
+        cmd += ["--workers", "1"]  # one process, unless asked: its limits, its pid
     cmd += ["--db", f"sqlite:///{db}", *args]
     if not limit_loopback:
         cmd += ["--exempt", "127.0.0.1"]

@@ -55,6 +55,7 @@ CODES: dict[str, ErrorCode] = _codes(
     ("unknown_type", _M, 400, True, "a message type the protocol does not have"),
     ("rate_limited", _I, 429, True, "too many messages or requests: slow down"),
     ("busy", _I, 503, True, "the server is at its connection limit: try again later"),
+    ("moved", _I, 503, True, "the table is being handed to another node: try again"),
     # -- connection --------------------------------------------------------------------
     ("hello_first", _I, 409, True, "a message before hello"),
     ("already_hello", _I, 409, True, "a second hello on one connection"),

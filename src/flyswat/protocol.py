@@ -618,6 +618,15 @@ class Error(_Model):
     message: str
 
 
+class Moved(_Model):
+    """This table is served by another node: open ``url`` (the same path, with the same
+    hello) — or, when it is none, the address you first used, again. The connection closes
+    (4302)."""
+
+    type: Literal["moved"] = "moved"
+    url: str | None = None
+
+
 ServerMessage: TypeAlias = Annotated[
     Welcome
     | TableUpdate
@@ -629,7 +638,8 @@ ServerMessage: TypeAlias = Annotated[
     | Over
     | Ping
     | Error
-    | Rematched,
+    | Rematched
+    | Moved,
     Field(discriminator="type"),
 ]
 

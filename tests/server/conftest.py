@@ -23,6 +23,7 @@ import httpx
 import pytest
 import uvicorn
 from pydantic import TypeAdapter
+from websockets.exceptions import ConnectionClosed
 from websockets.asyncio.client import ClientConnection, connect
 
 from flyswat.protocol import ServerMessage
@@ -140,13 +141,26 @@ class Player:
     async def connect(
         cls, live_ws: str, code: str, token: str | None, **kw: Any
     ) -> AsyncIterator[Player]:
-        async with connect(f"{live_ws}/ws/{code}") as ws:
-            await ws.send(json.dumps({"type": "hello", "token": token}))
+        url = f"{live_ws}/ws/{code}"
+        for _ in range(5):  # a node that does not run the table says where it runs: go there
+            ws = await connect(url)
+            with contextlib.suppress(ConnectionClosed):  # a ``moved`` and its close came first
+                await ws.send(json.dumps({"type": "hello", "token": token}))
             player = cls(ws, None, **kw)
             welcome = await player.recv()
+            if welcome["type"] == "moved":
+                url = welcome["url"] or f"{live_ws}/ws/{code}"
+                with contextlib.suppress(Exception):
+                    await ws.close()
+                continue
             assert welcome["type"] == "welcome", welcome
             player.seat = welcome["seat"]
-            yield player
+            try:
+                yield player
+            finally:
+                await ws.close()
+            return
+        raise AssertionError(f"moved five times in a row: {url}")
 
     async def send(self, **msg: Any) -> None:
         await self.ws.send(json.dumps(msg))

@@ -75,7 +75,9 @@ def create(client: Client, **body: Any) -> dict[str, Any]:
 
 
 def test_health_says_ok(client: Client) -> None:
-    assert client.get("/health").json() == {"ok": True, "tables": 0}
+    health = client.get("/health").json()
+    assert {k: health[k] for k in ("ok", "tables", "nodes")} == {"ok": True, "tables": 0, "nodes": 1}
+    assert health["node"] and isinstance(health["pid"], int)
 
 
 def test_a_table_is_created_joined_and_listed(client: Client) -> None:

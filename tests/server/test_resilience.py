@@ -55,6 +55,7 @@ class Process:
         self.url = f"http://127.0.0.1:{port}"
         self.ws = f"ws://127.0.0.1:{port}"
         cmd = [sys.executable, "-m", "flyswat.cli", "serve", "--port", str(port), "--db", db]
+        cmd += ["--workers", "1"]  # the crash of one process
         self.proc = subprocess.Popen(
             [*cmd, "--bot-pace", "0.05"],
             stdout=subprocess.PIPE,

@@ -46,7 +46,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     log = (tmp_path_factory.getbasetemp() / "serve.log").open("w")
     proc = subprocess.Popen(
         [
-            *(sys.executable, "-m", "flyswat.cli", "serve", "--port", str(port)),
+            *(sys.executable, "-m", "flyswat.cli", "serve", "--port", str(port), "--workers", "1"),
             *("--db", f"sqlite:///{db}", "--bot-pace", "0.3", "--play-now-wait", "4"),
         ],
         stdout=log,

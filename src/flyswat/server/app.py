@@ -18,6 +18,8 @@ import contextlib
 import gc
 import json
 import logging
+import os
+import sys
 import time
 from collections.abc import AsyncIterator, MutableMapping
 from pathlib import Path
@@ -27,7 +29,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket
@@ -35,10 +37,12 @@ from starlette.websockets import WebSocket
 from flyswat import protocol as p
 from flyswat.bots import LEVELS
 from flyswat.errors import FlyswatError, IllegalActionError, MalformedError
-from flyswat.server import players_store
-from flyswat.server.connection import CLOSE_EXPIRED, CLOSE_NOT_FOUND, Link
+from flyswat.server import node, players_store
+from flyswat.server.cluster import Cluster, Owner, RedisShared, Shared
+from flyswat.server.connection import CLOSE_EXPIRED, CLOSE_MOVED, CLOSE_NOT_FOUND, Link
 from flyswat.server.limits import AddressBuckets, Limits, request_buckets, table_buckets
 from flyswat.server.limits import add_arguments as add_limit_arguments
+from flyswat.server.metrics import Metrics
 from flyswat.server.netinfo import rtt_reader
 from flyswat.server.players_routes import PLAY_NOW_WAIT_MS, Players
 from flyswat.server.runner import Runner, monotonic_ms
@@ -65,6 +69,10 @@ def _error(e: FlyswatError) -> JSONResponse:
 
 async def _body(request: Request, model: type[BaseModel]) -> Any:
     raw = await read_body(request, p.MAX_MESSAGE_BYTES)  # streamed, refused past the cap
+    return _parse_body(raw, model)
+
+
+def _parse_body(raw: bytes, model: type[BaseModel]) -> Any:
     try:
         return model.model_validate_json(raw or b"{}")
     except ValidationError as e:
@@ -80,33 +88,56 @@ def seated(table: Table, seat: int, token: str) -> p.Seated:
                     ws_url=f"/ws/{code}", table_url=f"/?table={code}")  # fmt: skip
 
 
-def _page(runner: Runner, request: Request) -> p.TableList:
+async def _page(runner: Runner, request: Request) -> p.TableList:
     after = request.query_params.get("after")
     try:
         limit = min(MAX_PAGE, max(1, int(request.query_params.get("limit", PAGE))))
     except ValueError:
         raise MalformedError("limit is a whole number") from None
-    newest = list(reversed(runner.tables.values()))
+    cluster = runner.cluster
+    shared = []
+    if cluster is not None and len(cluster.peers) > 1:  # others' tables: the shared list
+        shared = await asyncio.to_thread(cluster.shared.listing)
+    newest = node.lobby(runner, cluster, shared)
     if after is not None:  # the page after that table, whether it is still listed or not
-        codes = [t.code for t in newest]
-        if after not in codes:
+        at = next((t for t, info in newest if info["code"] == after), runner.born.get(after))
+        if at is None and not await asyncio.to_thread(runner.store.exists, after):
             raise MalformedError(f"after={after!r} is no table of this list", "malformed")
-        newest = newest[codes.index(after) + 1 :]
-    joinable = [t for t in newest if t.listed()]
-    page = joinable[:limit]
-    more = len(joinable) > limit
-    return p.TableList(tables=[t.info(runner.clock()) for t in page], levels=list(LEVELS),
-                       next=page[-1].code if more and page else None)  # fmt: skip
+        newest = [] if at is None else [(t, i) for t, i in newest if t < at]
+    page = [info for _, info in newest[:limit]]
+    more = len(newest) > limit
+    return p.TableList(tables=[p.TableInfo.model_validate(t) for t in page], levels=list(LEVELS),
+                       next=page[-1]["code"] if more and page else None)  # fmt: skip
 
 
 def _routes(
     runner: Runner, tables: AddressBuckets, limits: Limits, rtt_fronts: frozenset[str],
-    play_now_wait_ms: int = PLAY_NOW_WAIT_MS,
+    play_now_wait_ms: int = PLAY_NOW_WAIT_MS, forwarder: node.Forwarder | None = None,
 ) -> list[Route | WebSocketRoute]:  # fmt: skip
-    players = Players(runner, table_buckets(limits), _body, play_now_wait_ms)
+    players = Players(runner, table_buckets(limits), _body, play_now_wait_ms, forwarder)
 
     async def health(_: Request) -> JSONResponse:
-        return JSONResponse({"ok": True, "tables": len(runner.tables)})
+        cluster = runner.cluster
+        return JSONResponse({"ok": True, "tables": len(runner.tables), "pid": os.getpid(),
+                             "node": cluster.node if cluster else None,
+                             "nodes": len(cluster.peers) if cluster else 1})  # fmt: skip
+
+    async def ready(_: Request) -> JSONResponse:
+        """Ready: started, its store reachable, not shutting down."""
+        if runner.draining or runner.writer is None:
+            return JSONResponse({"ready": False}, status_code=503)
+        return JSONResponse({"ready": True})
+
+    async def here(request: Request) -> Table | Response:
+        """The request's table if this node runs it; else the owner's answer to it."""
+        found = await runner.table(request.path_params["code"])
+        if isinstance(found, Table):
+            return found
+        if forwarder is None:
+            raise IllegalActionError("the table is on another node", "moved")
+        return await forwarder.forward(
+            request, found, await read_body(request, p.MAX_MESSAGE_BYTES)
+        )
 
     async def create(request: Request) -> JSONResponse:
         try:
@@ -124,22 +155,28 @@ def _routes(
 
     async def list_tables(request: Request) -> JSONResponse:
         try:
-            return JSONResponse(_page(runner, request).model_dump())
+            return JSONResponse((await _page(runner, request)).model_dump())
         except FlyswatError as e:
             return _error(e)
 
-    async def get_table(request: Request) -> JSONResponse:
+    async def get_table(request: Request) -> Response:
         try:
-            table = runner.table(request.path_params["code"])
+            table = await here(request)
+            if not isinstance(table, Table):
+                return table
             if table.state == "expired":
                 raise IllegalActionError("this lobby was left unused and has closed", "expired")
-            return JSONResponse(table.info(runner.clock()).model_dump())
+            node_url = runner.cluster.url if runner.cluster else ""
+            return JSONResponse(table.info(runner.clock()).model_dump(),
+                                headers={"x-flyswat-node-url": node_url})  # fmt: skip
         except FlyswatError as e:
             return _error(e)
 
-    async def join(request: Request) -> JSONResponse:
+    async def join(request: Request) -> Response:
         try:
-            table = runner.table(request.path_params["code"])
+            table = await here(request)
+            if not isinstance(table, Table):
+                return table
             body = await _body(request, p.JoinTable)
             me = players.who(body.player, body.secret)
             join = Join(me[1], me[0], me[2]) if me else Join(players.anonymous_name(body.name))
@@ -148,9 +185,11 @@ def _routes(
             return _error(e)
         return JSONResponse(seated(table, seat, token).model_dump(), status_code=201)
 
-    async def start(request: Request) -> JSONResponse:
+    async def start(request: Request) -> Response:
         try:
-            table = runner.table(request.path_params["code"])
+            table = await here(request)
+            if not isinstance(table, Table):
+                return table
             body = await _body(request, p.StartTable)
             await runner.act(table, StartBy(body.token))
         except FlyswatError as e:
@@ -175,10 +214,24 @@ def _routes(
         return _error(IllegalActionError("the game is not over yet", "not_over"))
 
     async def ws(websocket: WebSocket) -> None:
-        await play(runner, websocket, limits, rtt_fronts)
+        code = websocket.path_params["code"]
+        found = None if runner.draining else await runner.locate(code)
+        if runner.draining or isinstance(found, Owner):
+            url = None
+            if isinstance(found, Owner) and found.url is not None:
+                url = node.socket_url(found.url, code, websocket.headers.get("host"))
+            await websocket.accept()
+            await websocket.send_text(p.Moved(url=url).model_dump_json())
+            with contextlib.suppress(Exception):  # its hello, which crossed the message
+                await asyncio.wait_for(websocket.receive(), 1.0)
+            with contextlib.suppress(Exception):
+                await websocket.close(CLOSE_MOVED)
+            return
+        await play(runner, websocket, found, limits, rtt_fronts)
 
     return [
         Route("/health", health),
+        Route("/ready", ready),
         Route("/api/tables", create, methods=["POST"]),
         Route("/api/tables", list_tables, methods=["GET"]),
         Route("/api/tables/{code}", get_table),
@@ -204,12 +257,16 @@ def _parse(conn: int, event: MutableMapping[str, Any]) -> Message:
 
 
 async def play(
-    runner: Runner, ws: WebSocket, limits: Limits, rtt_fronts: frozenset[str] = frozenset()
+    runner: Runner,
+    ws: WebSocket,
+    table: Table | None,
+    limits: Limits,
+    rtt_fronts: frozenset[str] = frozenset(),
 ) -> None:
-    """Serve one WebSocket until it closes: read, parse, hand to the table."""
+    """Serve one WebSocket of ``table`` (None: no such table) until it closes: read, parse,
+    hand to the table."""
     await ws.accept()
     code = ws.path_params["code"]
-    table = runner.find(code)
     if table is None or table.state == "expired":
         gone = p.Error(code="not_found", message=f"no table {code!r}")
         if table is not None:
@@ -248,8 +305,9 @@ async def _read(runner: Runner, table: Table, link: Link, timers: list[asyncio.T
     """Read the socket until it closes: parse each frame, hand it to the table."""
     while True:
         event = await link.ws.receive()
-        if event["type"] == "websocket.disconnect":
+        if event["type"] == "websocket.disconnect" or runner.draining:
             return
+        runner.received += 1
         message = _parse(link.id, event)
         if isinstance(message.message, p.Pong) and link.greeted:
             if link.bucket.take(monotonic_ms()):
@@ -311,6 +369,9 @@ def build_app(
     limits: Limits | None = None,
     rtt_fronts: frozenset[str] = frozenset(),
     play_now_wait_ms: int = PLAY_NOW_WAIT_MS,
+    node_id: str = "local",
+    node_url: str = "http://127.0.0.1:8000",
+    redis_url: str | None = None,
 ) -> Starlette:
     """The whole server as an ASGI app: tables restored from ``db_url`` on start-up.
 
@@ -320,33 +381,52 @@ def build_app(
     transport's own limits are applied by the uvicorn protocols, :func:`uvicorn_config`).
     ``rtt_fronts``: peer addresses of trusted fronts whose round-trip header is believed
     (:mod:`flyswat.server.netinfo`). ``play_now_wait_ms``: how long a Play now table waits
-    for players before bots take its free seats.
+    for players before bots take its free seats. ``node_id``, ``node_url``: this node of
+    the cluster serving the store (:mod:`flyswat.server.cluster`), and where the others and
+    the clients reach it; ``redis_url``: who is alive and the lobby's list kept in Redis.
     """
     limits = limits or Limits()
-    runner = Runner(Store(db_url), bot_pace=bot_pace, limits=limits)
+    store = Store(db_url, node=node_id)
+    shared = RedisShared(store.engine, redis_url) if redis_url else Shared(store.engine)
+    cluster = Cluster(store.engine, node_id, node_url, shared)
+    runner = Runner(store, bot_pace=bot_pace, limits=limits, cluster=cluster)
+    secret = cluster.secret()
+    forwarder = node.Forwarder(secret)
+    metrics = Metrics(runner)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         runner.start()
         runner.restore()
-        tasks = [asyncio.create_task(_sweep(runner))]
+        jobs = [_sweep(runner), node.keep(runner, cluster), node.publish(runner, cluster)]
+        tasks = [asyncio.create_task(job) for job in jobs]
         if own_process:
             tasks.append(asyncio.create_task(_collect()))
         try:
             yield
         finally:
-            for task in tasks:
-                task.cancel()
+            await node.stop_tasks(tasks)
+            if not runner.draining:  # no hand-over: a test's server, or a second signal
+                with contextlib.suppress(Exception):
+                    cluster.leave()
             runner.close()
+            cluster.close()
+            await forwarder.close()
+
+    async def hand_over() -> None:
+        await runner.hand_over()
 
     routes: list[Any] = list(
-        _routes(runner, table_buckets(limits), limits, rtt_fronts, play_now_wait_ms)
+        _routes(runner, table_buckets(limits), limits, rtt_fronts, play_now_wait_ms, forwarder)
     )
+    routes.append(Route("/metrics", metrics.endpoint))
     if WEB_DIR.is_dir():
         routes.append(Mount("/", StaticFiles(directory=WEB_DIR, html=True), name="web"))
-    middleware = [Middleware(RequestRateLimit, buckets=request_buckets(limits))]
+    middleware = [Middleware(node.TrustedForward, secret=secret),
+                  Middleware(RequestRateLimit, buckets=request_buckets(limits))]  # fmt: skip
     app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware)
     app.state.runner = runner
+    app.state.hand_over = hand_over
     return app
 
 
@@ -379,20 +459,100 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="S",
         help="seconds a Play now table waits for players before bots fill it (3 to 120)",
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="worker processes on this machine, each a node over the same store (default: "
+        "the number of cores); worker i also listens on PORT+1+i (docs/DEPLOY.md)",
+    )
+    parser.add_argument(
+        "--redis", default=None, metavar="URL",
+        help="redis://… : the cluster's live nodes and lobby list in Redis (many machines)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--node-id", default=None, help="this node's name in the cluster (default: host:port)"
+    )
+    parser.add_argument(
+        "--advertise", default=None, metavar="URL",
+        help="where other nodes and clients reach this node (default: http://HOST:PORT)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--log-format", choices=("text", "json"), default="text",
+        help="json: one JSON object per log line (structured logs)",
+    )  # fmt: skip
+    parser.add_argument("--worker-slot", type=int, default=None, help=argparse.SUPPRESS)
     add_limit_arguments(parser)  # one option per limit (docs/PROTOCOL.md, Limits)
 
 
 def run(args: argparse.Namespace) -> int:
     """Serve until interrupted; returns the exit status."""
+    import socket as sockets
+
     from sqlalchemy.engine import make_url
 
+    from flyswat.server import workers
+
+    count = args.workers if args.workers is not None else workers.default_workers()
+    if count < 1:
+        raise SystemExit("flyswat serve: --workers is at least 1")
+    if count > 1 and args.worker_slot is None:
+        db = make_url(args.db).render_as_string(hide_password=True)
+        print(f"flyswat: open http://{args.host}:{args.port}/  (store: {db}; {count} workers "
+              f"on ports {args.port + 1}-{args.port + count})", flush=True)  # fmt: skip
+        Store(args.db).close()  # the schema migrated once, before the workers open it
+        argv = sys.argv[sys.argv.index("serve") + 1 :] if "serve" in sys.argv else []
+        return workers.supervise(_without_workers(argv), count)
     limits = Limits.from_args(args)
     fronts = frozenset(a.strip() for a in args.rtt_header_from.split(",") if a.strip())
     wait_ms = round(min(120.0, max(3.0, args.play_now_wait)) * 1000)
     tuned = args.gc == "tuned"
+    slot = args.worker_slot
+    listen: list[sockets.socket] | None = None
+    port = args.port
+    if slot is not None:  # a worker: the shared public port, and its own
+        workers.die_with_parent()
+        port = args.port + 1 + slot
+        listen = [workers.listening(args.host, args.port, shared=True),
+                  workers.listening(args.host, port, shared=False)]  # fmt: skip
+    node_id = args.node_id or f"{sockets.gethostname()}:{port}"
+    if args.node_id and slot is not None:
+        node_id = f"{args.node_id}/{slot}"
+    url = args.advertise or f"http://{args.host}:{port}"
+    _logging(args.log_format)
     app = build_app(args.db, bot_pace=args.bot_pace, own_process=tuned, limits=limits,
-                    rtt_fronts=fronts, play_now_wait_ms=wait_ms)  # fmt: skip
-    db = make_url(args.db).render_as_string(hide_password=True)
-    print(f"flyswat: open http://{args.host}:{args.port}/  (store: {db})", flush=True)
-    serve(app, args.host, args.port, limits)
+                    rtt_fronts=fronts, play_now_wait_ms=wait_ms, node_id=node_id,
+                    node_url=url, redis_url=args.redis)  # fmt: skip
+    if slot is None:
+        db = make_url(args.db).render_as_string(hide_password=True)
+        print(f"flyswat: open http://{args.host}:{args.port}/  (store: {db}; node {node_id})",
+              flush=True)  # fmt: skip
+    serve(app, args.host, args.port, limits, sockets=listen, before_shutdown=app.state.hand_over)
     return 0
+
+
+def _without_workers(argv: list[str]) -> list[str]:
+    """The command's arguments without ``--workers N`` (the supervisor sets it)."""
+    out, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--workers":
+            skip = True
+        elif not arg.startswith("--workers="):
+            out.append(arg)
+    return out
+
+
+def _logging(kind: str) -> None:
+    """Structured logs: every record one JSON object on stderr (python-json-logger)."""
+    if kind != "json":
+        return
+    from pythonjsonlogger.json import JsonFormatter
+
+    handler = logging.StreamHandler()
+    handler.setFormatter(JsonFormatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.INFO)

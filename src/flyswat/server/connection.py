@@ -20,7 +20,7 @@ from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from flyswat.protocol import Error
+from flyswat.protocol import Error, Moved
 from flyswat.server.limits import Limits
 from flyswat.server.transport import TRANSPORT_KEY
 from flyswat.table.seats import Bucket
@@ -31,6 +31,7 @@ CLOSE_TIMEOUT = 4408
 CLOSE_TOO_SLOW = 4413
 CLOSE_NOT_FOUND = 4404
 CLOSE_EXPIRED = 4410
+CLOSE_MOVED = 4302
 
 
 class Link:
@@ -120,6 +121,13 @@ class Link:
         if self.closing is None and not self.closed:
             self.send_text(Error(code=reason, message=message).model_dump_json())
             self.close(code, reason)
+
+    def moved(self, url: str | None) -> None:
+        """Send the client to the node that serves its table now (``url``; None: the
+        address it first used, which finds the owner), then close."""
+        if self.closing is None and not self.closed:
+            self.send_text(Moved(url=url).model_dump_json())
+            self.close(CLOSE_MOVED, "moved")
 
     async def closer(self) -> None:
         """Once a close is asked for: write what is queued, then close the socket."""

@@ -9,12 +9,14 @@ See ``docs/PROTOCOL.md`` (Players).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
 import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+import orjson
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -24,9 +26,11 @@ from flyswat.errors import FlyswatError, IllegalActionError, MalformedError
 from flyswat.players import identity
 from flyswat.players.ratings import BOT_RATINGS, Rating
 from flyswat.server import players_store as ps
+from flyswat.server.cluster import Owner
 from flyswat.server.limits import AddressBuckets
+from flyswat.server.node import SECRET_HEADER, Forwarder
 from flyswat.server.runner import Runner
-from flyswat.server.transport import client_address
+from flyswat.server.transport import client_address, read_body
 from flyswat.table.core import Table
 from flyswat.table.io import Join
 
@@ -69,9 +73,10 @@ class Players:
 
     def __init__(
         self, runner: Runner, buckets: AddressBuckets, body: BodyReader,
-        play_now_wait_ms: int = PLAY_NOW_WAIT_MS,
+        play_now_wait_ms: int = PLAY_NOW_WAIT_MS, forwarder: Forwarder | None = None,
     ) -> None:  # fmt: skip
         self.runner = runner
+        self.forwarder = forwarder
         self.wait_ms = play_now_wait_ms
         self.engine = runner.store.engine
         self.buckets = buckets
@@ -185,6 +190,14 @@ class Players:
                         headers={"content-disposition": f'inline; filename="{name}"'})  # fmt: skip
 
     async def play_now(self, request: Request) -> Response:
+        maker = self._matchmaker()
+        passed = SECRET_HEADER in request.headers  # by another node: seat them here
+        if maker is not None and self.forwarder is not None and not passed:  # all Play now of these
+            raw = await read_body(request, p.MAX_MESSAGE_BYTES)  # seconds meets on one node
+            reply = await self.forwarder.forward(request, maker, raw)
+            if reply.status_code != 503:
+                return reply
+            request = _replayed(request, raw)  # that node is going: seat them here
         body = await self.body(request, p.PlayerAuth)
         me = self.who(body.player, body.secret)
         assert me is not None
@@ -193,11 +206,46 @@ class Players:
             if table.listed() and table.options.autofill_ms is not None and not _seated(table, pid):
                 seat, token = (await self.runner.act(table, Join(name, pid, rating))).reply
                 return _seated_reply(table, seat, token)
+        elsewhere = await self._play_now_elsewhere(request, body)
+        if elsewhere is not None:
+            return elsewhere
         self._limited(request)
         create = p.CreateTable.model_validate({"name": name, "seats": PLAY_NOW_SEATS,
             "remove": PLAY_NOW_REMOVE, "autofill_ms": self.wait_ms})  # fmt: skip
         table, seat, token = await self.runner.create(create, player=pid, rating=rating)
         return _seated_reply(table, seat, token)
+
+    def _matchmaker(self) -> Owner | None:
+        """The node where Play now seats its players now, if not this one (nor a request
+        another node passed on): the live nodes take turns, :data:`MATCH_TURN_S` each, so
+        that players who ask together sit together, and the tables spread over nodes."""
+        cluster = self.runner.cluster
+        if cluster is None or len(cluster.peers) < 2:
+            return None
+        live = sorted(cluster.peers)
+        maker = live[int(time.time() // MATCH_TURN_S) % len(live)]
+        return None if maker == cluster.node else Owner(maker, cluster.peers[maker], True)
+
+    async def _play_now_elsewhere(self, request: Request, body: p.PlayerAuth) -> Response | None:
+        """A seat at an open Play now table of another node (joined there), if one has one."""
+        cluster = self.runner.cluster
+        if cluster is None or self.forwarder is None or len(cluster.peers) < 2:
+            return None
+        for entry in await asyncio.to_thread(cluster.shared.listing):
+            info, url = entry.info, cluster.peers.get(entry.node)
+            if entry.node == cluster.node or url is None:
+                continue
+            if info["options"].get("autofill_ms") is None:
+                continue
+            if any(x.get("player") == body.player for x in info["players"]):
+                continue
+            owner = Owner(entry.node, url, True)
+            join = orjson.dumps({"player": body.player, "secret": body.secret})
+            path = f"/api/tables/{entry.code}/join"
+            reply = await self.forwarder.forward(request, owner, join, path=path, method="POST")
+            if reply.status_code == 201:
+                return reply
+        return None
 
     def routes(self) -> list[Route]:
         """The routes, each answering a refused request with its error."""
@@ -222,6 +270,19 @@ class Players:
             Route("/api/games/{game}/record", guarded(self.game_record)),
             Route("/api/play", guarded(self.play_now), methods=["POST"]),
         ]
+
+
+#: How long each live node in turn takes every Play now request (seconds).
+MATCH_TURN_S = 10.0
+
+
+def _replayed(request: Request, raw: bytes) -> Request:
+    """``request`` again, its body (already read) to be read once more."""
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": raw, "more_body": False}
+
+    return Request(request.scope, receive)
 
 
 #: Tags tried for a name already taken before giving up (``name_taken``).

@@ -14,6 +14,8 @@ from the store on demand (:meth:`find`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hashlib
 import itertools
 import logging
 import time
@@ -22,15 +24,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from pydantic import ValidationError
 
 from flyswat import protocol as p
 from flyswat.errors import FlyswatError, IllegalActionError
+from flyswat.server.cluster import DEAD_AFTER_S, Cluster, Owner
 from flyswat.server.connection import Link, text_frame
 from flyswat.server.limits import Limits
 from flyswat.server.store import Store
 from flyswat.server.writer import Writer
 from flyswat.table.core import Table
+from flyswat.table.events import Closed
 from flyswat.table.io import Command, Gone, Outcome, Sent, Sources, Tick
 from flyswat.table.seats import new_code
 
@@ -45,6 +50,7 @@ class _Untold:
     outcome: Outcome | None
     storing: bool
     told: asyncio.Future[None] | None = None
+    at: float = 0.0  # perf_counter when the command was carried out
 
 
 def monotonic_ms() -> float:
@@ -63,8 +69,12 @@ class Runner:
         clock: Callable[[], float] = monotonic_ms,
         sources: Callable[[], Sources] = Sources,
         limits: Limits | None = None,
+        cluster: Cluster | None = None,
     ) -> None:
         self.store = store
+        #: This node among the others serving the store (none: the store is this process's
+        #: alone, as in tests of the runner itself).
+        self.cluster = cluster
         self.limits = limits or Limits()
         self.bot_pace = bot_pace
         self.clock = clock
@@ -80,12 +90,23 @@ class Runner:
         #: the spot, synchronously.
         self.writer: Writer | None = None
         self._ids = itertools.count(1)
+        #: Wall-clock time each table in memory came to this node (the lobby's order).
+        self.born: dict[str, float] = {}
+        self._published: dict[str, bytes | None] = {}  # the lobby entries last published
+        self._orphaned: dict[str, float] = {}  # when each unowned table was first seen
+        #: Tables handed over (shut down) or lost (fenced): commands are not taken.
+        self.draining = False
+        self.received = 0  # WebSocket messages, for the metrics
+        self.sent = 0
+        self.metrics: Any = None  # flyswat.server.metrics.Metrics, when served
 
     # -- the one rule ----------------------------------------------------------------------
 
     def run(self, table: Table, command: Command) -> Outcome:
         """Hand ``command`` to ``table`` now and carry out the outcome; a refused HTTP
         command raises :class:`FlyswatError` having changed nothing."""
+        if self.draining:
+            raise IllegalActionError("this table is moving to another node: try again", "moved")
         outcome = table.handle(command, self.clock())
         self.carry_out(table, outcome)
         return outcome
@@ -113,7 +134,7 @@ class Runner:
         if outcome.events and self.writer is None:
             self.store.append_all(code, outcome.events)
         if outcome.events and self.writer is not None:
-            entry = _Untold(outcome, storing=True)
+            entry = _Untold(outcome, storing=True, at=time.perf_counter())
             self._untold.setdefault(code, deque()).append(entry)
             self.writer.submit(code, outcome.events, lambda: self._committed(table, entry))
         elif untold:
@@ -129,6 +150,10 @@ class Runner:
             first = untold.popleft()
             if first.outcome is not None:
                 self.tell(first.outcome)
+                if self.metrics is not None and any(
+                    isinstance(e, Closed) for e in first.outcome.events
+                ):
+                    self.metrics.round_result.observe(time.perf_counter() - first.at)
             if first.told is not None and not first.told.done():
                 first.told.set_result(None)
         if not untold:
@@ -138,6 +163,7 @@ class Runner:
     def tell(self, outcome: Outcome) -> None:
         """Queue an outcome's messages and closes on their connections."""
         frames: dict[int, bytes] = {}  # a broadcast's message is framed once for all
+        self.sent += len(outcome.sends)
         for send in outcome.sends:
             link = self.links.get(send.conn)
             if link is not None:
@@ -201,6 +227,7 @@ class Runner:
         if table.state == "over" and table.record is None:
             table.record = self.store.record(code)
         self.tables[code] = table
+        self.born.setdefault(code, time.time())
         self.carry_out(table, outcome)
         return table
 
@@ -211,21 +238,76 @@ class Runner:
                 "seat_ttl_ms": limits.seat_ttl_s * 1000}  # fmt: skip
 
     def restore(self) -> None:
-        """Rebuild every stored table in the lobby or in play and resume it."""
+        """Rebuild every stored table in the lobby or in play that this node may run (its
+        own from before a restart, and those nobody live owns) and resume it."""
+        if self.cluster is None:
+            for code, state in self.store.codes():
+                if state in ("lobby", "playing"):
+                    self._load(code)
+            return
+        peers = self.cluster.beat()
+        mine = self.cluster.mine()
         for code, state in self.store.codes():
-            if state in ("lobby", "playing"):
+            if state in ("lobby", "playing") and code in mine:
                 self._load(code)
+        self.adopt_orphans(peers, everyone=True)
+
+    def adopt_orphans(self, peers: dict[str, str], everyone: bool = False) -> list[str]:
+        """Adopt tables whose owner is gone: this node's share of them (spread by code over
+        the live nodes), or any left unadopted for a while, or all (``everyone``).
+        Synchronous: call it on a thread, or at start-up. Returns the codes adopted; the
+        tables are rebuilt on the loop."""
+        assert self.cluster is not None
+        live = sorted(peers)
+        rank = live.index(self.cluster.node) if self.cluster.node in live else 0
+        now = time.time()
+        taken = []
+        seen = set()
+        for code, owner in self.cluster.orphans(live):
+            seen.add(code)
+            first = self._orphaned.setdefault(code, now)
+            share = _spread(code, len(live)) == rank
+            if (everyone or share or now - first > 2 * DEAD_AFTER_S) and self.cluster.adopt(
+                code, dead=[owner] if owner is not None else []
+            ):
+                taken.append(code)
+        for code in list(self._orphaned):
+            if code not in seen or code in taken:
+                del self._orphaned[code]
+        if everyone:
+            for code in taken:
+                if code not in self.tables:
+                    self._load(code)
+        return taken
 
     def find(self, code: str) -> Table | None:
-        """The table with this code, rebuilt from the store if it is not in memory."""
+        """The table with this code, rebuilt from the store if it is not in memory (a
+        runner without a cluster: see :meth:`locate`)."""
         return self.tables.get(code) or self._load(code)
 
-    def table(self, code: str) -> Table:
-        """The table with this code; raises ``not_found``."""
-        table = self.find(code)
-        if table is None:
+    async def locate(self, code: str) -> Table | Owner | None:
+        """Table ``code`` if this node runs it — adopting it if nobody live does, and
+        rebuilding it from the store —, else its live owner; None if there is no such table."""
+        table = self.tables.get(code)
+        if table is not None or self.cluster is None:
+            return table or self._load(code)
+        cluster = self.cluster
+        owner = await asyncio.to_thread(cluster.owner, code)
+        if owner.alive and owner.node != cluster.node:
+            return owner
+        if self.draining or not await asyncio.to_thread(self.store.exists, code):
+            return None
+        if await asyncio.to_thread(cluster.adopt, code):
+            return self.tables.get(code) or self._load(code)
+        owner = await asyncio.to_thread(cluster.owner, code)  # another node was faster
+        return owner if owner.alive else None
+
+    async def table(self, code: str) -> Table | Owner:
+        """:meth:`locate`; raises ``not_found``."""
+        found = await self.locate(code)
+        if found is None:
             raise IllegalActionError(f"no table {code!r}", "not_found")
-        return table
+        return found
 
     async def create(
         self, body: p.CreateTable, player: str | None = None, rating: int | None = None
@@ -240,6 +322,7 @@ class Runner:
                                       player=player, rating=rating,
                                       **self._table_settings())  # fmt: skip
         self.tables[code] = table
+        self.born[code] = time.time()
         self.carry_out(table, outcome)
         await self.stored(table)
         seat, token = outcome.reply
@@ -255,6 +338,7 @@ class Runner:
             if timer is not None:
                 timer.cancel()
             self.tables.pop(table.code, None)
+            self.born.pop(table.code, None)
 
     def sweep(self) -> None:
         """Forget every finished table that nobody watches."""
@@ -293,12 +377,82 @@ class Runner:
     def unlink(self, table: Table, link: Link) -> None:
         """``link`` closed: tell its table, forget the link."""
         self.links.pop(link.id, None)
-        self.run(table, Gone(link.id))
-        self.forget(table)
+        if table.code in self.tables and not self.draining:
+            self.run(table, Gone(link.id))
+            self.forget(table)
 
     def start(self) -> None:
         """Store through a group-commit writer thread reporting to the running loop."""
-        self.writer = Writer(self.store, asyncio.get_running_loop())
+        observe = self.metrics.commit.observe if self.metrics is not None else None
+        self.writer = Writer(
+            self.store, asyncio.get_running_loop(), fenced=self.lost, observe=observe
+        )
+
+    # -- the cluster -----------------------------------------------------------------------
+
+    def lost(self, codes: set[str]) -> None:
+        """Another node owns these tables now (the store refused their events): drop them
+        without telling anything not stored, and send their players to look again."""
+        for code in codes:
+            table = self.tables.pop(code, None)
+            self.born.pop(code, None)
+            self._untold.pop(code, None)
+            timer = self._timers.pop(code, None)
+            self._wakes.pop(code, None)
+            if timer is not None:
+                timer.cancel()
+            if table is None:
+                continue
+            log.warning("table %s is owned by another node now: dropped here", code)
+            for conn in list(table.conns) + list(table.strangers):
+                link = self.links.get(conn)
+                if link is not None:
+                    link.moved(None)
+
+    def lobby_changes(self) -> dict[str, dict[str, Any] | None]:
+        """The lobby entries of this node's tables that changed since they were last
+        published (:meth:`published`): a listed table's info, or None for one no longer
+        listed. ``fill_at`` (wall-clock s) stands for the bots' countdown."""
+        now, wall = self.clock(), time.time()
+        changes: dict[str, dict[str, Any] | None] = {}
+        for code, table in self.tables.items():
+            if table.listed():
+                info = table.info(now).model_dump()
+                fill = info.pop("fill_in_ms", None)
+                info["fill_at"] = None if fill is None else round(wall + fill / 1000, 1)
+                text = orjson.dumps(info)
+                if self._published.get(code) != text:
+                    changes[code] = info
+            elif self._published.get(code) is not None:
+                changes[code] = None
+        for code, was in self._published.items():
+            if code not in self.tables and was is not None:
+                changes[code] = None
+        return changes
+
+    def published(self, changes: dict[str, dict[str, Any] | None]) -> None:
+        """``changes`` (:meth:`lobby_changes`) are published."""
+        for code, info in changes.items():
+            if info is None:
+                self._published.pop(code, None)
+            else:
+                self._published[code] = orjson.dumps(info)
+
+    async def hand_over(self) -> None:
+        """Stop taking commands, store what is pending, give every table up for another
+        node to adopt, and send every client there (a graceful shutdown)."""
+        self.draining = True
+        for timer in self._timers.values():
+            timer.cancel()
+        self._timers.clear()
+        self._wakes.clear()
+        for table in list(self.tables.values()):
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.stored(table), 5)
+        if self.cluster is not None:
+            await asyncio.to_thread(self.cluster.leave)
+        for link in list(self.links.values()):
+            link.moved(None)
 
     def close(self) -> None:
         """Stop every timer, write what is queued, and release the store."""
@@ -309,3 +463,10 @@ class Runner:
         if self.writer is not None:
             self.writer.stop()
         self.store.close()
+
+
+def _spread(code: str, nodes: int) -> int:
+    """Which of ``nodes`` live nodes (in the order of their ids) adopts an orphan table."""
+    return int.from_bytes(hashlib.blake2b(code.encode(), digest_size=4).digest(), "big") % max(
+        1, nodes
+    )

@@ -14,6 +14,7 @@ state (lobby, playing, over, expired); an ``over`` event's record goes to the re
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -40,7 +41,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection, Engine
 
-from flyswat.server import players_store
+from flyswat.server import cluster, players_store
 from flyswat.table import events as ev
 from flyswat.table.events import Event, data_of, parse
 
@@ -114,8 +115,12 @@ class Store:
     that returned is on disk (SQLite in WAL mode survives a killed process).
     """
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, node: str | None = None) -> None:
         self.url = url
+        #: The node this store writes for (:mod:`flyswat.server.cluster`): a new table is
+        #: owned by it, and the events of a table it does not own are refused. None: no
+        #: ownership (tools and tests that write a store directly).
+        self.node = node
         self.engine: Engine = create_engine(engine_url(url))
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
@@ -150,25 +155,39 @@ class Store:
 
     def write_batch(
         self, batch: Sequence[tuple[str, Sequence[Event]]], conn: Connection | None = None
-    ) -> None:
+    ) -> set[str]:
         """Store the events of many commands, ``(table code, events)`` each, in one
         transaction: all of them or none (:mod:`flyswat.server.writer`'s group commit, on
-        its own connection ``conn``; without one, a connection of the pool)."""
+        its own connection ``conn``; without one, a connection of the pool).
+
+        With a :attr:`node`, the events of a table that node does not own are not written
+        (another node took it over): returns those tables' codes, the *fenced* ones."""
         if conn is None:
             with self.engine.connect() as own:
-                self.write_batch(batch, own)
-            return
+                return self.write_batch(batch, own)
         at = now_iso()
         rows: list[dict[str, Any]] = []
         with conn.begin():
+            fenced = self._fenced(conn, batch)
             for code, events in batch:
-                rows.extend(self._append(conn, code, events, at))
+                if code not in fenced:
+                    rows.extend(self._append(conn, code, events, at))
             if rows:
                 conn.execute(_NEW_EVENT, rows)
+        return fenced
 
-    @staticmethod
+    def _fenced(self, conn: Connection, batch: Sequence[tuple[str, Sequence[Event]]]) -> set[str]:
+        if self.node is None:
+            return set()
+        new = {code for code, events in batch if events and isinstance(events[0], ev.Created)}
+        codes = {code for code, _ in batch} - new
+        if not codes:
+            return set()
+        owned = conn.execute(cluster.fence_query(), {"codes": list(codes), "me": self.node})
+        return codes - {r[0] for r in owned}
+
     def _append(
-        conn: Connection, code: str, batch: Sequence[Event], at: str
+        self, conn: Connection, code: str, batch: Sequence[Event], at: str
     ) -> list[dict[str, Any]]:
         """Write what table ``code``'s events change besides the log; returns their rows."""
         rows = []
@@ -176,6 +195,8 @@ class Store:
             data = data_of(e)
             if isinstance(e, ev.Created):
                 conn.execute(_NEW_TABLE, {"code": code, "state": "lobby", "created_at": at})
+                if self.node is not None:
+                    conn.execute(cluster.owner_row(code, self.node, time.time()))
             elif isinstance(e, ev.Started | ev.Expired):
                 state = "playing" if isinstance(e, ev.Started) else "expired"
                 conn.execute(_SET_STATE, {"key": code, "state": state})

@@ -32,9 +32,10 @@ import asyncio
 import json
 import logging
 import resource
+import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar, cast
 
 import h11
@@ -363,10 +364,32 @@ def install_log_filter(limits: Limits) -> RepeatFilter:
     return repeat
 
 
-def serve(app: ASGIApp, host: str, port: int, limits: Limits) -> None:
+def serve(
+    app: ASGIApp,
+    host: str,
+    port: int,
+    limits: Limits,
+    sockets: list[socket.socket] | None = None,
+    before_shutdown: Callable[[], Awaitable[None]] | None = None,
+) -> None:
     """Run uvicorn with ``limits`` until interrupted; its, asyncio's and flyswat's logs pass
-    through one :class:`~flyswat.server.limits.RepeatFilter`."""
+    through one :class:`~flyswat.server.limits.RepeatFilter`.
+
+    ``sockets``: listening sockets already bound (a worker's), instead of ``host:port``.
+    ``before_shutdown``: awaited once the listening sockets are closed and before uvicorn
+    closes the open connections (the tables' hand-over)."""
     import uvicorn
+
+    class Server(uvicorn.Server):
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            for server in self.servers:
+                server.close()  # no new connections while the tables are handed over
+            if before_shutdown is not None:
+                try:
+                    await before_shutdown()
+                except Exception:
+                    logging.getLogger("flyswat.server").exception("the hand-over failed")
+            await super().shutdown(sockets)
 
     config = uvicorn.Config(app, host=host, port=port, log_level="warning",
                             **uvicorn_config(limits))  # fmt: skip
@@ -376,7 +399,7 @@ def serve(app: ASGIApp, host: str, port: int, limits: Limits) -> None:
     summaries = threading.Thread(target=_summarize, args=(repeat, stop, every_s), daemon=True)
     summaries.start()
     try:
-        uvicorn.Server(config).run()
+        Server(config).run(sockets=sockets)
     finally:
         stop.set()
         repeat.flush(time.time())

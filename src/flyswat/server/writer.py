@@ -63,10 +63,19 @@ class Writer:
     """The writer thread of one store, reporting commits to one event loop."""
 
     def __init__(
-        self, store: Store, loop: asyncio.AbstractEventLoop, every_ms: float = COMMIT_EVERY_MS
+        self,
+        store: Store,
+        loop: asyncio.AbstractEventLoop,
+        every_ms: float = COMMIT_EVERY_MS,
+        fenced: Callable[[set[str]], None] | None = None,
+        observe: Callable[[float], None] | None = None,
     ) -> None:
         self.store = store
         self.loop = loop
+        #: Told (on the loop) of tables whose events the store refused: this node no
+        #: longer owns them (:meth:`Store.write_batch`); their ``done`` never runs.
+        self.fenced = fenced
+        self.observe = observe  # each commit's time, in s (the metrics)
         self.every_s = every_ms / 1000
         self.stats = WriterStats()
         self._queue: list[tuple[str, Sequence[Event], Callable[[], None]]] = []
@@ -127,7 +136,7 @@ class Writer:
         while True:
             started = time.perf_counter()
             try:
-                self.store.write_batch([(code, events) for code, events, _ in batch], conn)
+                fenced = self.store.write_batch([(code, events) for code, events, _ in batch], conn)
             except Exception:
                 self.stats.failures += 1
                 log.exception("storing %d submissions failed; trying again", len(batch))
@@ -137,11 +146,16 @@ class Writer:
                 pause = min(MAX_RETRY_S, pause * 2)
                 continue
             break
-        self.stats.add((time.perf_counter() - started) * 1000, sum(len(e) for _, e, _ in batch))
+        took = time.perf_counter() - started
+        self.stats.add(took * 1000, sum(len(e) for _, e, _ in batch))
+        if self.observe is not None:
+            self.observe(took)
         if stopping:
             return
-        dones = [done for _, _, done in batch]
+        dones = [done for code, _, done in batch if code not in fenced]
         with contextlib.suppress(RuntimeError):  # a closed loop: nobody is left to tell
+            if fenced and self.fenced is not None:
+                self.loop.call_soon_threadsafe(self.fenced, fenced)
             self.loop.call_soon_threadsafe(_run_all, dones)
 
 

@@ -45,6 +45,8 @@ export const api = {
 export const FINAL_CLOSES = new Set([4409, 4404, 4410]); // seat opened elsewhere; no table; expired
 /** A policy violation (1008) or a table full of spectators (1013): retry, slowly, never hammering. */
 const SLOW_CLOSES = new Set([1008, 1013]);
+/** The table is served by another node: go there at once (its address came in a `moved`). */
+export const CLOSE_MOVED = 4302;
 
 /**
  * One table's WebSocket. Sends hello (with the token, if any) on every (re)connection,
@@ -63,10 +65,13 @@ export class Connection {
     this.closed = false;
     this.attempt = 0;
     this.ws = null;
+    this.moved = null; // the owner node's address, from a `moved` (docs/PROTOCOL.md)
+    this.moves = 0; // moves in a row without a welcome: a loop between nodes slows down
     this.open();
   }
 
   url() {
+    if (this.moved) return this.moved;
     const proto = location.protocol === "https:" ? "wss:" : "ws:";
     return `${proto}//${location.host}/ws/${encodeURIComponent(this.code)}`;
   }
@@ -75,8 +80,9 @@ export class Connection {
     const ws = new WebSocket(this.url());
     this.ws = ws;
     this.wire = new Assembler(); // every connection starts with a welcome's whole view
+    let opened = false;
     ws.onopen = () => {
-      this.attempt = 0;
+      opened = true;
       ws.send(JSON.stringify(this.token ? { type: "hello", token: this.token } : { type: "hello" }));
       this.onStatus("open");
     };
@@ -91,6 +97,14 @@ export class Connection {
         this.send({ type: "pong", id: msg.id });
         return;
       }
+      if (msg.type === "moved") {
+        this.moved = typeof msg.url === "string" && /^wss?:\/\//.test(msg.url) ? msg.url : null;
+        return;
+      }
+      if (msg.type === "welcome") {
+        this.attempt = 0;
+        this.moves = 0;
+      }
       this.onMessage(this.wire.feed(msg));
     };
     ws.onclose = (ev) => {
@@ -100,6 +114,11 @@ export class Connection {
         this.ws = null;
         return;
       }
+      if (ev.code === CLOSE_MOVED && this.moves++ < 4) {
+        this.open(); // to the owner, at once: nothing is lost, the hello is said again there
+        return;
+      }
+      if (!opened) this.moved = null; // that node is gone: ask the first address again
       this.onStatus("closed");
       const slow = SLOW_CLOSES.has(ev.code);
       const pause = slow ? Math.min(60000, 10000 * 2 ** this.attempt++) : Math.min(5000, 300 * 2 ** this.attempt++);

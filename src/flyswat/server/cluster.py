@@ -1,0 +1,387 @@
+"""The cluster: this process among the nodes that serve one store.
+
+Every serving process is a **node**: an id and a URL where the other nodes and the clients
+reach it. Each table is owned by exactly one node, which alone runs it; its row in
+``flyswat_owners`` says which. Ownership lives in the store, beside the events, so that the
+store can refuse the events of a node that lost a table (:meth:`flyswat.server.store.Store.
+write_batch` checks it in the same transaction): a node paused past its lease cannot write
+over the node that took its tables.
+
+Two things are shared besides: which nodes are alive (each beats every :data:`BEAT_S`; one
+silent for :data:`DEAD_AFTER_S` is dead, and any live node may adopt its tables) and the
+lobby's list of open public tables. By default both live in the store too (the embedded
+SQLite file for ``flyswat serve --workers N``, or PostgreSQL); with ``--redis`` they live in
+Redis (:class:`RedisShared`), which takes the beats and the lobby's polls off the database.
+
+Every method that touches the database is synchronous and short; the server calls them on a
+thread (``asyncio.to_thread``) so that a busy database never holds up the event loop.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from sqlalchemy import (
+    Column,
+    Float,
+    MetaData,
+    String,
+    Table,
+    Text,
+    and_,
+    bindparam,
+    delete,
+    insert,
+    or_,
+    select,
+    update,
+)
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
+
+#: A node beats this often (seconds) ...
+BEAT_S = 1.0
+#: ... and is taken for dead, its tables free to adopt, after this long without a beat.
+DEAD_AFTER_S = 3.0
+
+cluster_metadata = MetaData()
+nodes = Table(
+    "flyswat_nodes",
+    cluster_metadata,
+    Column("id", String(64), primary_key=True),
+    Column("url", String(255), nullable=False),
+    Column("seen", Float, nullable=False),
+    Column("state", String(16), nullable=False),
+)
+owners = Table(
+    "flyswat_owners",
+    cluster_metadata,
+    Column("code", String(16), primary_key=True),
+    Column("node", String(64), nullable=True),
+    Column("since", Float, nullable=False),
+    Column("listing", Text, nullable=True),
+    Column("listed_at", Float, nullable=True),
+)
+meta = Table(
+    "flyswat_cluster",
+    cluster_metadata,
+    Column("key", String(64), primary_key=True),
+    Column("value", Text, nullable=False),
+)
+_tables = Table(
+    "flyswat_tables",
+    cluster_metadata,
+    Column("code", String(16), primary_key=True),
+    Column("state", String(16), nullable=False),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Owner:
+    """Who owns a table: ``node`` (none: nobody, free to adopt), its ``url``, ``alive``."""
+
+    node: str | None
+    url: str | None
+    alive: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """One open public table in the lobby's list, as its owner published it."""
+
+    code: str
+    node: str
+    info: dict[str, Any]  # TableInfo's fields; ``fill_at``: wall-clock s of the bots' fill
+    listed_at: float
+
+
+class Shared:
+    """What the nodes share besides ownership — who is alive, the lobby's list — kept in
+    the store's database."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def beat(self, node: str, url: str, now: float, state: str = "up") -> None:
+        """``node`` is alive at ``url`` (``state``: up, draining, down)."""
+        with self.engine.begin() as conn:
+            done = conn.execute(
+                update(nodes).where(nodes.c.id == node).values(url=url, seen=now, state=state)
+            )
+            if done.rowcount == 0:
+                conn.execute(insert(nodes).values(id=node, url=url, seen=now, state=state))
+
+    def alive(self, now: float) -> dict[str, str]:
+        """The live nodes: ``{id: url}``."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(nodes.c.id, nodes.c.url).where(
+                    nodes.c.seen > now - DEAD_AFTER_S, nodes.c.state != "down"
+                )
+            )
+            return {r[0]: r[1] for r in rows}
+
+    def publish(self, node: str, entries: dict[str, dict[str, Any] | None], now: float) -> None:
+        """Put tables in the lobby's list (``info``) or take them out (``None``)."""
+        with self.engine.begin() as conn:
+            for code, info in entries.items():
+                text = orjson.dumps(info).decode() if info is not None else None
+                listed = {"listing": text, "listed_at": now if info is not None else None}
+                stmt = update(owners).where(owners.c.code == code, owners.c.node == node)
+                if info is not None:  # keep the first listing time: the list is newest first
+                    conn.execute(stmt.where(owners.c.listed_at.is_not(None)).values(listing=text))
+                    stmt = stmt.where(owners.c.listed_at.is_(None))
+                conn.execute(stmt.values(**listed))
+
+    def listing(self) -> list[Listing]:
+        """Every listed table, newest first."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(owners.c.code, owners.c.node, owners.c.listing, owners.c.listed_at)
+                .where(owners.c.listing.is_not(None))
+                .order_by(owners.c.listed_at.desc())
+            )
+            return [Listing(r[0], r[1], orjson.loads(r[2]), r[3]) for r in rows]
+
+    def close(self) -> None:
+        """Release what it holds (the store's engine is the store's)."""
+
+
+class RedisShared(Shared):
+    """Who is alive and the lobby's list in Redis (``--redis``): a key per node that
+    expires :data:`DEAD_AFTER_S` after its last beat, and one hash of listed tables."""
+
+    PREFIX = "flyswat:"
+
+    def __init__(self, engine: Engine, url: str) -> None:
+        import redis
+
+        super().__init__(engine)
+        self.redis: Any = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+        self.redis.ping()
+
+    def _k(self, name: str) -> str:
+        return self.PREFIX + name
+
+    def beat(self, node: str, url: str, now: float, state: str = "up") -> None:
+        pipe = self.redis.pipeline()
+        pipe.sadd(self._k("nodes"), node)
+        if state == "down":
+            pipe.delete(self._k(f"node:{node}"))
+        else:
+            pipe.set(self._k(f"node:{node}"), f"{state} {url}", px=round(DEAD_AFTER_S * 1000))
+        pipe.execute()
+        super().beat(node, url, now, state)  # the store keeps the nodes too, for the record
+
+    def alive(self, now: float) -> dict[str, str]:
+        ids = sorted(x.decode() for x in self.redis.smembers(self._k("nodes")))
+        if not ids:
+            return {}
+        values = self.redis.mget([self._k(f"node:{i}") for i in ids])
+        found = {}
+        for node, value in zip(ids, values, strict=True):
+            if value is not None:
+                state, _, url = value.decode().partition(" ")
+                if state != "down":
+                    found[node] = url
+        return found
+
+    def publish(self, node: str, entries: dict[str, dict[str, Any] | None], now: float) -> None:
+        pipe = self.redis.pipeline()
+        for code, info in entries.items():
+            if info is None:
+                pipe.hdel(self._k("lobby"), code)
+                pipe.zrem(self._k("lobby:order"), code)
+            else:
+                entry = {"node": node, "info": info}
+                pipe.hset(self._k("lobby"), code, orjson.dumps(entry))
+                pipe.zadd(self._k("lobby:order"), {code: now}, nx=True)
+        pipe.execute()
+
+    def listing(self) -> list[Listing]:
+        order = self.redis.zrevrange(self._k("lobby:order"), 0, -1, withscores=True)
+        if not order:
+            return []
+        codes = [c.decode() for c, _ in order]
+        values = self.redis.hmget(self._k("lobby"), codes)
+        found = []
+        for (code, (_, at)), value in zip(zip(codes, order, strict=True), values, strict=True):
+            if value is not None:
+                entry = orjson.loads(value)
+                found.append(Listing(code, entry["node"], entry["info"], at))
+        return found
+
+    def close(self) -> None:
+        self.redis.close()
+
+
+class Cluster:
+    """This node: its id and URL, the tables it owns, and what it shares with the others.
+
+    ``clock``: wall-clock seconds (nodes on different machines compare them: keep their
+    clocks synchronised, as NTP does, well within :data:`DEAD_AFTER_S`).
+    """
+
+    def __init__(
+        self, engine: Engine, node: str, url: str, shared: Shared | None = None, clock: Any = None
+    ) -> None:
+        self.engine = engine
+        self.node = node
+        self.url = url
+        self.shared = shared or Shared(engine)
+        self.clock = clock or time.time
+        self.state = "up"
+        #: The live nodes at the last :meth:`beat`.
+        self.peers: dict[str, str] = {}
+
+    # -- presence --------------------------------------------------------------------------
+
+    def beat(self) -> dict[str, str]:
+        """Say this node is alive; returns the live nodes."""
+        now = self.clock()
+        self.shared.beat(self.node, self.url, now, self.state)
+        self.peers = self.shared.alive(now)
+        if self.state != "down":
+            self.peers.setdefault(self.node, self.url)
+        return self.peers
+
+    def leave(self) -> None:
+        """This node stops: its tables are free to adopt at once, by anyone."""
+        self.state = "down"
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(owners)
+                .where(owners.c.node == self.node)
+                .values(node=None, listing=None, listed_at=None)
+            )
+        self.shared.beat(self.node, self.url, self.clock(), "down")
+        self.shared.publish(self.node, dict.fromkeys(self._published, None), self.clock())
+
+    @property
+    def _published(self) -> list[str]:
+        return [x.code for x in self.shared.listing() if x.node == self.node]
+
+    # -- ownership -------------------------------------------------------------------------
+
+    def owner(self, code: str) -> Owner:
+        """Who owns table ``code`` now."""
+        with self.engine.connect() as conn:
+            row = conn.execute(select(owners.c.node).where(owners.c.code == code)).first()
+        node = row[0] if row else None
+        if node is None:
+            return Owner(None, None, False)
+        if node == self.node:
+            return Owner(node, self.url, self.state != "down")
+        alive = self.shared.alive(self.clock())
+        return Owner(node, alive.get(node), node in alive)
+
+    def adopt(self, code: str, dead: Iterable[str] | None = None) -> bool:
+        """Take table ``code`` if nobody owns it or its owner is dead (``dead``: the nodes
+        known dead; by default, asked now); True if this node owns it now."""
+        now = self.clock()
+        with self.engine.begin() as conn:
+            row = conn.execute(select(owners.c.node).where(owners.c.code == code)).first()
+            if row is None:
+                try:
+                    with conn.begin_nested():
+                        conn.execute(insert(owners).values(code=code, node=self.node, since=now))
+                except IntegrityError:
+                    return False  # another node adopted it just now
+                return True
+            held = row[0]
+            if held == self.node:
+                return True
+            if held is not None:
+                gone = set(dead) if dead is not None else None
+                if gone is None:
+                    alive = self.shared.alive(now)
+                    if held in alive:
+                        return False
+                elif held not in gone:
+                    return False
+            done = conn.execute(
+                update(owners)
+                .where(owners.c.code == code, _held_by(held))
+                .values(node=self.node, since=now, listing=None, listed_at=None)
+            )
+            return bool(done.rowcount == 1)
+
+    def mine(self) -> set[str]:
+        """The tables this node owns, as the store says."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(owners.c.code).where(owners.c.node == self.node))
+            return {r[0] for r in rows}
+
+    def orphans(self, alive: Iterable[str]) -> list[tuple[str, str | None]]:
+        """Tables in the lobby or in play whose owner is none or not among ``alive``:
+        ``(code, owner)``, oldest first."""
+        live = list(alive)
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(_tables.c.code, owners.c.node)
+                .select_from(_tables.outerjoin(owners, owners.c.code == _tables.c.code))
+                .where(
+                    _tables.c.state.in_(("lobby", "playing")),
+                    or_(owners.c.node.is_(None), owners.c.node.not_in(live)),
+                )
+            )
+            return [(r[0], r[1]) for r in rows]
+
+    def forget(self, code: str) -> None:
+        """Table ``code`` is over and out of memory: nobody needs to own it (the next node
+        asked for it adopts it)."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(owners)
+                .where(owners.c.code == code, owners.c.node == self.node)
+                .values(node=None, listing=None, listed_at=None)
+            )
+
+    def secret(self) -> str:
+        """The cluster's shared secret (made by the first node): a node that forwards a
+        request proves with it that the client address it names may be believed."""
+        with self.engine.begin() as conn:
+            row = conn.execute(select(meta.c.value).where(meta.c.key == "secret")).first()
+            if row is not None:
+                return str(row[0])
+            made = secrets.token_urlsafe(32)
+            try:
+                with conn.begin_nested():
+                    conn.execute(insert(meta).values(key="secret", value=made))
+            except IntegrityError:
+                pass
+            row = conn.execute(select(meta.c.value).where(meta.c.key == "secret")).first()
+            assert row is not None
+            return str(row[0])
+
+    def close(self) -> None:
+        """Release Redis, if any."""
+        self.shared.close()
+
+
+def _held_by(node: str | None) -> Any:
+    return owners.c.node.is_(None) if node is None else owners.c.node == node
+
+
+def fence_query() -> Any:
+    """Of the tables ``codes``, those that ``node`` owns (the store's write fence)."""
+    return select(owners.c.code).where(
+        and_(
+            owners.c.code.in_(bindparam("codes", expanding=True)), owners.c.node == bindparam("me")
+        )
+    )
+
+
+def owner_row(code: str, node: str, now: float) -> Any:
+    """The statement that makes ``node`` the owner of a new table."""
+    return insert(owners).values(code=code, node=node, since=now)
+
+
+def drop_owner(code: str) -> Any:
+    """The statement that removes a table's owner row."""
+    return delete(owners).where(owners.c.code == code)

@@ -1,0 +1,80 @@
+"""``GET /metrics``: what an operator watches, in Prometheus' text format.
+
+- ``flyswat_players`` (open game connections), ``flyswat_tables{state}`` (tables in this
+  node's memory), ``flyswat_nodes`` (live nodes it sees), ``flyswat_store_queue`` (commands
+  waiting for the store): gauges, read when scraped;
+- ``flyswat_messages_received_total`` / ``flyswat_messages_sent_total``: WebSocket
+  messages, counted by the runner;
+- ``flyswat_round_result_seconds``: from the command that closed a slap round (the last
+  hand, or its deadline) to the round's result queued on its sockets — the server's own
+  share of what players wait for (store commit included);
+- ``flyswat_store_commit_seconds``: each group commit's time (the writer thread's).
+
+Each app has a registry of its own, so that servers in one process (tests) share nothing.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from prometheus_client import CollectorRegistry, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+from starlette.requests import Request
+from starlette.responses import Response
+
+if TYPE_CHECKING:
+    from flyswat.server.runner import Runner
+
+#: Histogram buckets, in seconds: a few ms (a commit) up to the 100 ms the rhythm allows, and
+#: past it.
+BUCKETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.5)
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+class _Now(Collector):
+    def __init__(self, runner: Runner) -> None:
+        self.runner = runner
+
+    def collect(self) -> Iterator[Metric]:
+        runner = self.runner
+        yield GaugeMetricFamily("flyswat_players", "open game connections", len(runner.links))
+        tables = GaugeMetricFamily("flyswat_tables", "tables in memory", labels=["state"])
+        by_state = Counter(t.state for t in runner.tables.values())
+        for state in ("lobby", "playing", "over", "expired"):
+            tables.add_metric([state], by_state.get(state, 0))
+        yield tables
+        peers = runner.cluster.peers if runner.cluster is not None else {}
+        yield GaugeMetricFamily("flyswat_nodes", "live nodes of the cluster", max(1, len(peers)))
+        queued = runner.writer.queued if runner.writer is not None else 0
+        yield GaugeMetricFamily("flyswat_store_queue", "submissions not yet committed", queued)
+        yield CounterMetricFamily(
+            "flyswat_messages_received", "WebSocket messages received", runner.received
+        )
+        yield CounterMetricFamily("flyswat_messages_sent", "WebSocket messages sent", runner.sent)
+
+
+class Metrics:
+    """The metrics of one server (one runner)."""
+
+    def __init__(self, runner: Runner) -> None:
+        self.registry = CollectorRegistry()
+        self.registry.register(_Now(runner))
+        self.round_result = Histogram(
+            "flyswat_round_result_seconds",
+            "a slap round's closing command to its result queued",
+            buckets=BUCKETS,
+            registry=self.registry,
+        )
+        self.commit = Histogram(
+            "flyswat_store_commit_seconds",
+            "one group commit of the store",
+            buckets=BUCKETS,
+            registry=self.registry,
+        )
+        runner.metrics = self
+
+    async def endpoint(self, _: Request) -> Response:
+        return Response(generate_latest(self.registry), media_type=CONTENT_TYPE)

@@ -1,0 +1,205 @@
+"""One node of a cluster, on the event loop: its beat, its share of orphaned tables, its
+lobby entries, and the HTTP requests it passes to the node that owns their table.
+
+:mod:`flyswat.server.cluster` says who owns what; this module keeps this node's part of it
+up to date (:func:`keep`, a task of the server) and routes what reaches the wrong node:
+
+- a WebSocket for a table owned elsewhere is answered ``moved`` with the owner's address
+  (``docs/PROTOCOL.md``), the way the field does it: the client talks to the owner itself,
+  and no node relays its messages;
+- an HTTP command for such a table (join, start, a table's info) is forwarded to the owner
+  and its answer passed back (:class:`Forwarder`), so a client needs one address only.
+
+A forwarded request names its client's address in ``x-flyswat-client``, believed only with
+the cluster's secret (:class:`TrustedForward`), so the per-address limits still see the
+client rather than the node.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from flyswat.server.cluster import BEAT_S, Cluster, Owner
+from flyswat.server.runner import Runner
+from flyswat.server.transport import error_body
+
+log = logging.getLogger("flyswat.server")
+
+CLIENT_HEADER = "x-flyswat-client"
+SECRET_HEADER = "x-flyswat-secret"
+#: The headers of a forwarded request's answer passed back to the client.
+PASSED_HEADERS = ("content-type", "retry-after", "x-flyswat-node-url")
+#: The lobby entries of this node are published this often (seconds).
+PUBLISH_S = 0.5
+#: Ownership is checked against the store every this many beats (a lost table is found at
+#: its next write in any case: the store's fence).
+CHECK_EVERY = 5
+
+
+def _wild(host: str | None) -> bool:
+    return host in (None, "", "0.0.0.0", "::", "[::]")
+
+
+def internal_url(url: str) -> str:
+    """Where another node reaches ``url``: a wildcard host is this machine."""
+    parts = urlsplit(url)
+    if _wild(parts.hostname):
+        port = f":{parts.port}" if parts.port else ""
+        return urlunsplit((parts.scheme, f"127.0.0.1{port}", parts.path, "", ""))
+    return url.rstrip("/")
+
+
+def socket_url(url: str, code: str, host: str | None) -> str:
+    """The WebSocket address of table ``code`` at the node of ``url``, for a client that
+    reached this node as ``host`` (the Host header): a wildcard host is the client's."""
+    parts = urlsplit(url)
+    scheme = "wss" if parts.scheme == "https" else "ws"
+    netloc = parts.netloc
+    if _wild(parts.hostname):
+        name = (host or "127.0.0.1").rsplit(":", 1)[0] if host and not host.endswith("]") else host
+        netloc = f"{name}:{parts.port}" if parts.port else str(name)
+    return urlunsplit((scheme, netloc, parts.path.rstrip("/") + f"/ws/{code}", "", ""))
+
+
+class Forwarder:
+    """Passes HTTP requests to the node that owns their table."""
+
+    def __init__(self, secret: str) -> None:
+        self.secret = secret
+        self.client = httpx.AsyncClient(timeout=httpx.Timeout(10.0, connect=2.0))
+
+    async def forward(
+        self, request: Request, owner: Owner, body: bytes, path: str | None = None,
+        method: str | None = None,
+    ) -> Response:  # fmt: skip
+        """Ask ``owner`` the same request (or ``method`` ``path`` with ``body``, for the
+        same client); its answer, or ``503 moved`` if it cannot be reached (the table is
+        being handed over: the client tries again)."""
+        if request.headers.get(SECRET_HEADER) or owner.url is None:
+            return _moved()  # forwarded once already: no loops between nodes
+        client = request.scope.get("client")
+        kind = request.headers.get("content-type", "application/json")
+        headers = {SECRET_HEADER: self.secret, CLIENT_HEADER: client[0] if client else "",
+                   "content-type": kind}  # fmt: skip
+        url = internal_url(owner.url) + (path or request.url.path)
+        if request.url.query and path is None:
+            url += "?" + request.url.query
+        try:
+            reply = await self.client.request(
+                method or request.method, url, content=body, headers=headers
+            )
+        except httpx.HTTPError:
+            return _moved()
+        kept = {k: v for k, v in reply.headers.items() if k in PASSED_HEADERS}
+        return Response(reply.content, status_code=reply.status_code, headers=kept)
+
+    async def close(self) -> None:
+        await self.client.aclose()
+
+
+def _moved() -> Response:
+    body = error_body("moved", "the table is moving to another node: try again")
+    return JSONResponse(body, status_code=503, headers={"retry-after": "1"})
+
+
+class TrustedForward:
+    """ASGI middleware: a request forwarded by a node of this cluster (it carries the
+    cluster's secret) is taken to come from the client address the node names."""
+
+    def __init__(self, app: ASGIApp, secret: str) -> None:
+        self.app = app
+        self.secret = secret.encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            headers = dict(scope.get("headers") or [])
+            if headers.get(SECRET_HEADER.encode()) == self.secret:
+                named = headers.get(CLIENT_HEADER.encode(), b"").decode()
+                scope = dict(scope, client=(named, 0))
+            elif SECRET_HEADER.encode() in headers:
+                response = Response("wrong cluster secret", status_code=403)
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+async def keep(runner: Runner, cluster: Cluster, beat_s: float = BEAT_S) -> None:
+    """This node's part of the cluster, for as long as it serves: a beat every ``beat_s``,
+    its share of the tables whose node died, and tables it lost let go."""
+    beats = 0
+    while True:
+        await asyncio.sleep(beat_s)
+        if runner.draining:
+            return
+        try:
+            peers = await asyncio.to_thread(cluster.beat)
+            taken = await asyncio.to_thread(runner.adopt_orphans, peers)
+            for code in taken:
+                if code not in runner.tables:
+                    log.info("adopted table %s", code)
+                    runner.find(code)
+            beats += 1
+            if beats % CHECK_EVERY == 0:
+                mine = await asyncio.to_thread(cluster.mine)
+                lost = {c for c, t in runner.tables.items() if c not in mine}
+                if lost:
+                    runner.lost(lost)
+        except Exception:  # the store or Redis is away for a moment: beat again next time
+            log.exception("the cluster's beat failed")
+
+
+async def publish(runner: Runner, cluster: Cluster, every_s: float = PUBLISH_S) -> None:
+    """Keep this node's open public tables in the shared lobby list."""
+    while True:
+        await asyncio.sleep(every_s)
+        changes = runner.lobby_changes()
+        if not changes:
+            continue
+        try:
+            await asyncio.to_thread(cluster.shared.publish, cluster.node, changes, time.time())
+        except Exception:
+            log.exception("publishing the lobby failed")
+            continue
+        runner.published(changes)
+
+
+def lobby(
+    runner: Runner, cluster: Cluster | None, listing: list[Any]
+) -> list[tuple[float, dict[str, Any]]]:
+    """The lobby's list, newest first, as ``(listed at, TableInfo's fields)``: this node's
+    listed tables as they are now, and the other live nodes' as they published them
+    (``listing``: the shared list)."""
+    now, wall = runner.clock(), time.time()
+    entries: list[tuple[float, dict[str, Any]]] = []
+    for code, table in runner.tables.items():
+        if table.listed():
+            entries.append((runner.born.get(code, wall), table.info(now).model_dump()))
+    peers = cluster.peers if cluster is not None else {}
+    for x in listing:
+        if x.code in runner.tables or x.node not in peers:
+            continue
+        info = dict(x.info)
+        fill_at = info.pop("fill_at", None)
+        info["fill_in_ms"] = None if fill_at is None else max(0, round((fill_at - wall) * 1000))
+        entries.append((x.listed_at, info))
+    entries.sort(key=lambda e: -e[0])
+    return entries
+
+
+async def stop_tasks(tasks: list[asyncio.Task[Any]]) -> None:
+    """Cancel ``tasks`` and wait for them."""
+    for task in tasks:
+        task.cancel()
+    for task in tasks:
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task

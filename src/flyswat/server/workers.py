@@ -1,0 +1,98 @@
+"""``flyswat serve --workers N``: every core of one machine, with nothing to install.
+
+The command becomes a supervisor of N worker processes, each a node of the cluster
+(:mod:`flyswat.server.cluster`) over the same store. Every worker listens on the public
+port (``SO_REUSEPORT``: the kernel spreads new connections over them) and on a port of its
+own, ``port + 1 + i``, which it advertises: a table is run by the worker that created or
+adopted it, an HTTP request for it that reaches another worker is passed on, and a
+WebSocket is told to move to the owner's own port (``docs/DEPLOY.md``). Chosen by
+measurement (``docs/BENCHMARKS.md``, *Every core*): a front process relaying every message
+would cost about as much CPU as a worker spends serving it.
+
+A worker that dies is started again (its tables are adopted meanwhile by the others, or
+taken back by it if it is quicker); SIGTERM or SIGINT to the supervisor stops the workers
+gracefully — each hands its tables over, the last one stores them for the next start.
+Workers die with the supervisor (``PR_SET_PDEATHSIG``), even if it is killed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+#: A worker that dies is started again after this pause (seconds) ...
+RESTART_S = 0.5
+#: ... and the supervisor waits this long for its workers to stop gracefully.
+STOP_S = 30.0
+
+
+def default_workers() -> int:
+    """The number of cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def listening(host: str, port: int, shared: bool) -> socket.socket:
+    """A bound, listening TCP socket; ``shared``: other workers bind the same port."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if shared:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind((host, port))
+    sock.listen(4096)
+    sock.set_inheritable(True)
+    return sock
+
+
+def die_with_parent() -> None:
+    """Ask Linux to SIGKILL this process when its parent dies (a no-op elsewhere)."""
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def supervise(argv: list[str], workers: int) -> int:
+    """Run ``workers`` copies of ``flyswat serve`` (``argv``: the command's own arguments
+    without ``--workers``), one per slot, until a signal stops them; returns 0."""
+    stopping = False
+
+    def stop(_signum: int, _frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+
+    def start(slot: int) -> subprocess.Popen[bytes]:
+        cmd = [sys.executable, "-m", "flyswat.cli", "serve", *argv, "--workers", "1",
+               "--worker-slot", str(slot)]  # fmt: skip
+        return subprocess.Popen(cmd, start_new_session=True)  # signals come from here
+
+    procs = {slot: start(slot) for slot in range(workers)}
+    while not stopping:
+        time.sleep(0.1)
+        for slot, proc in list(procs.items()):
+            if proc.poll() is not None and not stopping:
+                print(f"flyswat: worker {slot} ended ({proc.returncode}); starting it again",
+                      file=sys.stderr, flush=True)  # fmt: skip
+                time.sleep(RESTART_S)
+                procs[slot] = start(slot)
+    for proc in procs.values():
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + STOP_S
+    for proc in procs.values():
+        try:
+            proc.wait(max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    return 0
