@@ -149,6 +149,12 @@ def alive(server: ServerProcess) -> bool:
         return False
 
 
+def tree_cpu(server: ServerProcess) -> tuple[float, float]:
+    """``(user, system)`` CPU seconds of the server and its workers (``--workers``)."""
+    times = [cpu_times(pid) for pid in server.pids()]
+    return sum(t[0] for t in times), sum(t[1] for t in times)
+
+
 def self_cpu() -> tuple[float, float]:
     """This process's own ``(user, system)`` CPU seconds."""
     t = os.times()
@@ -253,7 +259,7 @@ def run_step(server: ServerProcess, tables: int, args: argparse.Namespace, prof:
         go.set()
         time.sleep(max(0.0, t0 - time.monotonic()))
         wall0 = time.time()
-        cpu0 = {"server": cpu_times(server.pid), "self": self_cpu()}
+        cpu0 = {"server": tree_cpu(server), "self": self_cpu()}
         cpu0 |= {k: cpu_times(pid) for k, pid in pids.items()}
         machine0 = machine_cpu()
         rss_max = 0
@@ -261,15 +267,15 @@ def run_step(server: ServerProcess, tables: int, args: argparse.Namespace, prof:
             time.sleep(min(1.0, max(0.0, t0 + args.duration - time.monotonic())))
             if server.proc is None or server.proc.poll() is not None:
                 break
-            rss_max = max(rss_max, rss_bytes(server.pid))
+            rss_max = max(rss_max, sum(rss_bytes(pid) for pid in server.pids()))
         window = time.monotonic() - t0
         wall1 = time.time()
         machine1 = machine_cpu()
         out["alive"] = alive(server)
-        cpu1 = {"server": cpu_times(server.pid) if out["alive"] else cpu0["server"],
+        cpu1 = {"server": tree_cpu(server) if out["alive"] else cpu0["server"],
                 "self": self_cpu()}  # fmt: skip
         cpu1 |= {k: cpu_times(pid) for k, pid in pids.items()}
-        peak = peak_rss_bytes(server.pid) if out["alive"] else rss_max
+        peak = sum(peak_rss_bytes(p) for p in server.pids()) if out["alive"] else rss_max
         out["server_peak_rss_mb"] = peak / 2**20
         out["window_s"] = window
         cpu = {k: (sum(cpu1[k]) - sum(cpu0[k])) / window for k in cpu0}

@@ -9,6 +9,7 @@ going, notes the loop's own lag, and measures a window (:meth:`Generator.measure
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import random
 from collections import Counter
@@ -83,14 +84,25 @@ class Generator:
         seated: dict[str, Any] = reply.json()
         return seated
 
+    async def owner_port(self, code: str) -> int:
+        """The port of the node that runs table ``code`` (a table's info names it): with
+        ``--workers``, a client goes there as a ``moved`` would send it, once for all."""
+        with contextlib.suppress(httpx.HTTPError, ValueError, IndexError):
+            reply = await self.http.get(f"/api/tables/{code}")
+            url = reply.headers.get("x-flyswat-node-url")
+            if url:
+                return int(url.rsplit(":", 1)[1].split("/")[0])
+        return self.port
+
     async def connect(self, player: Player) -> WireSocket | LibSocket:
         """Open ``player``'s socket with the plan's client."""
         plan = self.plan
+        port = getattr(player.table, "port", None) or self.port
         if plan.client == "websockets":
-            url = f"ws://{self.host}:{self.port}{player.path}"
+            url = f"ws://{self.host}:{port}{player.path}"
             return await open_lib_socket(url, player.on_message, player.on_lost,
                                          plan.join_timeout_s, plan.deflate)  # fmt: skip
-        return await open_socket(self.host, self.port, player.path, player.on_message,
+        return await open_socket(self.host, port, player.path, player.on_message,
                                  player.on_lost, plan.join_timeout_s, plan.deflate)  # fmt: skip
 
     async def open_table(self) -> Table | None:

@@ -273,6 +273,7 @@ class Table:
         if any(j is None for j in joins):
             return False
         self.players = [Player(self, s) for s in (host, *joins) if s is not None]
+        self.port = await gen.owner_port(code)  # workers: straight to the table's own
         try:
             for player in self.players:
                 player.sock = await gen.connect(player)

@@ -23,8 +23,8 @@ import httpx
 import pytest
 import uvicorn
 from pydantic import TypeAdapter
-from websockets.exceptions import ConnectionClosed
 from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
 
 from flyswat.protocol import ServerMessage
 from flyswat.server.app import build_app

@@ -8,7 +8,6 @@ import asyncio
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,31 +19,11 @@ import httpx
 import pytest
 
 from flyswat.record import verify_record
+from harness.server import free_ports
 
-from .conftest import FAST, Live, Player, pg_url  # noqa: F401  (a fixture)
+from .conftest import FAST, Live, Player
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_ports(n: int) -> int:
-    """A port p with p .. p+n-1 all free (a supervisor's public port and its workers')."""
-    for _ in range(200):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            base = s.getsockname()[1]
-        if base + n >= 65535:
-            continue
-        ok = True
-        for port in range(base, base + n):
-            with socket.socket() as s:
-                try:
-                    s.bind(("127.0.0.1", port))
-                except OSError:
-                    ok = False
-                    break
-        if ok:
-            return base
-    raise RuntimeError("no block of free ports")
 
 
 class Serve:
@@ -150,7 +129,7 @@ async def _again(at: Live, code: str, token: str) -> dict[str, Any]:
         try:
             async with Player.connect(at.ws, code, token) as p:
                 return await p.play(timeout=120)
-        except (OSError, AssertionError, asyncio.TimeoutError, Exception) as e:
+        except (TimeoutError, OSError, AssertionError, Exception) as e:
             if time.monotonic() > deadline:
                 raise AssertionError(f"no node took the table over: {e!r}") from e
             await asyncio.sleep(0.3)
@@ -189,9 +168,7 @@ async def test_two_workers_on_one_port_share_the_tables_and_play_them_to_the_end
     runs = [(await asyncio.to_thread(until_health, p))["tables"] for p in (port + 1, port + 2)]
     assert sum(runs) == 6
     assert min(runs) >= 1, f"the kernel spread the creates over both workers: {runs}"
-    overs = await asyncio.gather(
-        *(play_through([one, two], code, [a, b]) for code, a, b in tables)
-    )
+    overs = await asyncio.gather(*(play_through([one, two], code, [a, b]) for code, a, b in tables))
     for (code, _, _), (first, second) in zip(tables, overs, strict=True):
         assert first["result"] == second["result"]
         assert verify_record(record(public, code)) == []

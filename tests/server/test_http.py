@@ -76,7 +76,11 @@ def create(client: Client, **body: Any) -> dict[str, Any]:
 
 def test_health_says_ok(client: Client) -> None:
     health = client.get("/health").json()
-    assert {k: health[k] for k in ("ok", "tables", "nodes")} == {"ok": True, "tables": 0, "nodes": 1}
+    assert {k: health[k] for k in ("ok", "tables", "nodes")} == {
+        "ok": True,
+        "tables": 0,
+        "nodes": 1,
+    }
     assert health["node"] and isinstance(health["pid"], int)
 
 

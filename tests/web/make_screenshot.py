@@ -29,7 +29,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         proc = subprocess.Popen(
             [
-                *(sys.executable, "-m", "flyswat.cli", "serve", "--port", str(port), "--workers", "1"),
+                *(
+                    sys.executable,
+                    "-m",
+                    "flyswat.cli",
+                    "serve",
+                    "--port",
+                    str(port),
+                    "--workers",
+                    "1",
+                ),
                 *("--db", f"sqlite:///{tmp}/shot.db", "--bot-pace", "1"),
             ],
             cwd=ROOT,

@@ -476,7 +476,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--advertise", default=None, metavar="URL",
-        help="where other nodes and clients reach this node (default: http://HOST:PORT)",
+        help="where other nodes and clients reach this node (default: http://{host}:{port}; "
+        "{port} and {slot} stand for a worker's own port and number)",
     )  # fmt: skip
     parser.add_argument(
         "--log-format", choices=("text", "json"), default="text",
@@ -519,7 +520,9 @@ def run(args: argparse.Namespace) -> int:
     node_id = args.node_id or f"{sockets.gethostname()}:{port}"
     if args.node_id and slot is not None:
         node_id = f"{args.node_id}/{slot}"
-    url = args.advertise or f"http://{args.host}:{port}"
+    url = (args.advertise or "http://{host}:{port}").format(
+        host=args.host, port=port, slot="" if slot is None else slot
+    )
     _logging(args.log_format)
     app = build_app(args.db, bot_pace=args.bot_pace, own_process=tuned, limits=limits,
                     rtt_fronts=fronts, play_now_wait_ms=wait_ms, node_id=node_id,

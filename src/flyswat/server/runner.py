@@ -396,7 +396,10 @@ class Runner:
         for code in codes:
             table = self.tables.pop(code, None)
             self.born.pop(code, None)
-            self._untold.pop(code, None)
+            for entry in self._untold.pop(code, ()):  # an HTTP command waiting: try again
+                if entry.told is not None and not entry.told.done():
+                    gone = IllegalActionError("the table moved to another node: try again", "moved")
+                    entry.told.set_exception(gone)
             timer = self._timers.pop(code, None)
             self._wakes.pop(code, None)
             if timer is not None:

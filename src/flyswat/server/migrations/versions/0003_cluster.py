@@ -33,6 +33,8 @@ def upgrade() -> None:
     )
     op.create_index("ix_flyswat_owners_node", "flyswat_owners", ["node"])
     op.create_index("ix_flyswat_owners_listed", "flyswat_owners", ["listed_at"])
+    # The nodes look for the tables in play whose owner died, every beat.
+    op.create_index("ix_flyswat_tables_state", "flyswat_tables", ["state"])
     op.create_table(
         "flyswat_cluster",
         sa.Column("key", sa.String(64), primary_key=True),
@@ -42,6 +44,7 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table("flyswat_cluster")
+    op.drop_index("ix_flyswat_tables_state", "flyswat_tables")
     op.drop_index("ix_flyswat_owners_listed", "flyswat_owners")
     op.drop_index("ix_flyswat_owners_node", "flyswat_owners")
     op.drop_table("flyswat_owners")
