@@ -107,7 +107,7 @@ def free_ports(n: int) -> int:
     for _ in range(200):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
-            base = s.getsockname()[1]
+            base = int(s.getsockname()[1])
         if base + n >= 65535:
             continue
         ok = True
