@@ -139,7 +139,7 @@ def fresh_db(url: str | None, workdir: Path, name: str) -> Iterator[str]:
         yield fresh
 
 
-def alive(server: ServerProcess) -> bool:
+def alive(server: ServerProcess | Servers) -> bool:
     """Is the server still running and answering ``/health``?"""
     if server.proc is None or server.proc.poll() is not None:
         return False
@@ -149,7 +149,7 @@ def alive(server: ServerProcess) -> bool:
         return False
 
 
-def tree_cpu(server: ServerProcess) -> tuple[float, float]:
+def tree_cpu(server: ServerProcess | Servers) -> tuple[float, float]:
     """``(user, system)`` CPU seconds of the server and its workers (``--workers``)."""
     times = [cpu_times(pid) for pid in server.pids()]
     return sum(t[0] for t in times), sum(t[1] for t in times)
@@ -209,29 +209,82 @@ def step(players: int, src: Source, args: argparse.Namespace, workdir: Path) -> 
         env = {"PYTHONPATH": str(src.path)} if src.path != ROOT / "src" else None
         gc_log = workdir / f"{name}.gc"
         gc_log.unlink(missing_ok=True)
-        server = ServerProcess(db, free_port(), workdir / f"{name}.log", env=env,
-                               args=args.serve_arg, exempt=has_limits(src.path),
-                               gc_log=gc_log)  # fmt: skip
-        server.start()
+        servers = []
+        if args.nodes > 1:
+            import redis
+
+            redis.Redis.from_url(args.redis).flushdb()
+        for k in range(args.nodes):  # one, or nodes sharing the store and Redis
+            port = free_port()
+            node_args = [] if args.nodes == 1 else [
+                "--workers", "1", "--node-id", f"n{k}", "--redis", args.redis,
+                "--advertise", f"http://127.0.0.1:{port}"]  # fmt: skip
+            servers.append(ServerProcess(db, port, workdir / f"{name}-{k}.log", env=env,
+                                         args=[*args.serve_arg, *node_args],
+                                         exempt=has_limits(src.path),
+                                         gc_log=gc_log if k == 0 else None))  # fmt: skip
         try:
-            fig |= run_step(server, tables, args, workdir / f"{name}.prof", gc_log)
+            for server in servers:
+                server.start()
+            fig |= run_step(Servers(servers), tables, args, workdir / f"{name}.prof", gc_log)
         finally:
-            server.stop()
+            for server in servers:
+                server.stop()
     return fig
 
 
-def run_step(server: ServerProcess, tables: int, args: argparse.Namespace, prof: Path,
+class Servers:
+    """The server processes of a step (one, or ``--nodes``), as one for the figures."""
+
+    def __init__(self, servers: list[ServerProcess]) -> None:
+        self.servers = servers
+        self.http = servers[0].http
+        self.proc = servers[0].proc
+        self.pid = servers[0].pid
+
+    def pids(self) -> list[int]:
+        return [pid for s in self.servers for pid in s.pids()]
+
+    def urls(self) -> list[str]:
+        return [s.http for s in self.servers]
+
+    def running(self) -> bool:
+        return all(s.proc is not None and s.proc.poll() is None for s in self.servers)
+
+
+def service_pids() -> list[int]:
+    """The PostgreSQL and Redis server processes of this machine (the shared parts)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/comm"):
+        with contextlib.suppress(OSError):
+            if stat.read_text().strip() in ("postgres", "redis-server"):
+                found.append(int(stat.parent.name))
+    return found
+
+
+def services_cpu(pids: list[int]) -> float:
+    """CPU seconds so far of the processes ``pids`` still running."""
+    total = 0.0
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            total += sum(cpu_times(pid))
+    return total
+
+
+def run_step(server: Servers, tables: int, args: argparse.Namespace, prof: Path,
              gc_log: Path) -> dict[str, Any]:  # fmt: skip
     """Set up the generators against ``server``, measure the window, maybe profile."""
     ctx = mp.get_context("spawn")
     go, stop, reports = ctx.Event(), ctx.Event(), ctx.Queue()
     t0_value = ctx.Value("d", 0.0)
+    urls = server.urls()
     plans = [
-        RhythmPlan(server.http, n, duration_s=args.duration, joins_in_flight=max(1, joins),
+        RhythmPlan(urls[i % len(urls)], n, duration_s=args.duration, joins_in_flight=max(1, joins),
                    seed=args.seed + i, name=f"g{i}", setup_timeout_s=args.setup_timeout,
                    deflate=args.deflate, client=args.client)
-        for i, (n, joins) in enumerate(zip(split(tables, args.procs),
-                                           split(JOINS_IN_FLIGHT, args.procs), strict=True))
+        for i, (n, joins) in enumerate(zip(split(tables, max(args.procs, len(urls))),
+                                           split(JOINS_IN_FLIGHT, max(args.procs, len(urls))),
+                                           strict=True))
         if n
     ]  # fmt: skip
     readies = [ctx.Event() for _ in plans]
@@ -262,16 +315,19 @@ def run_step(server: ServerProcess, tables: int, args: argparse.Namespace, prof:
         cpu0 = {"server": tree_cpu(server), "self": self_cpu()}
         cpu0 |= {k: cpu_times(pid) for k, pid in pids.items()}
         machine0 = machine_cpu()
+        services = service_pids()
+        services0 = services_cpu(services)
         rss_max = 0
         while time.monotonic() < t0 + args.duration:
             time.sleep(min(1.0, max(0.0, t0 + args.duration - time.monotonic())))
-            if server.proc is None or server.proc.poll() is not None:
+            if not server.running():
                 break
             rss_max = max(rss_max, sum(rss_bytes(pid) for pid in server.pids()))
         window = time.monotonic() - t0
         wall1 = time.time()
         machine1 = machine_cpu()
-        out["alive"] = alive(server)
+        out["services_cpu"] = (services_cpu(services) - services0) / (time.monotonic() - t0)
+        out["alive"] = server.running() and all(alive(s) for s in server.servers)
         cpu1 = {"server": tree_cpu(server) if out["alive"] else cpu0["server"],
                 "self": self_cpu()}  # fmt: skip
         cpu1 |= {k: cpu_times(pid) for k, pid in pids.items()}
@@ -405,7 +461,8 @@ def details(fig: dict[str, Any]) -> list[str]:
         f"{fig['busy_cores_before']:.2f}; generator loop lag p50/p99/max ms: {lags} "
         f"({fig['event_loop']}); busy cores besides the server and the generator: "
         f"{fig['other_cores']:.2f}"
-        + (" (the machine was not quiet)" if fig["other_cores"] > QUIET_CORES else ""),
+        + (" (the machine was not quiet)" if fig["other_cores"] > QUIET_CORES else "")
+        + f"; PostgreSQL and Redis used {fig.get('services_cpu', 0.0):.0%} of a core",
         f"  errors {fig['errors'] or 'none'}; connects failed {fig['connects_failed']}; "
         f"join failures {fig['join_failures'] or 'none'}; games over {fig['games_over']}; "
         f"auto reveals {fig['auto_reveals']}; hands too late {fig['late_hands']}; rounds "
@@ -447,6 +504,11 @@ def main() -> None:
     parser.add_argument("--server-src", action="append", default=[],
                         help="run the server from this checkout's src folder, or from this "
                         "commit's src (repeatable: each step runs each)")  # fmt: skip
+    parser.add_argument("--nodes", type=int, default=1,
+                        help="server nodes sharing the store (--db postgresql://…) and Redis "
+                        "(--redis); the generators spread over them")  # fmt: skip
+    parser.add_argument("--redis", default="redis://127.0.0.1:6379/13",
+                        help="Redis for --nodes (emptied before each step)")  # fmt: skip
     parser.add_argument("--serve-arg", action="append", default=[],
                         help="one more flyswat serve argument (repeatable)")  # fmt: skip
     parser.add_argument("--deflate", action="store_true",
