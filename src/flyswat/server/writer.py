@@ -136,7 +136,8 @@ class Writer:
         while True:
             started = time.perf_counter()
             try:
-                fenced = self.store.write_batch([(code, events) for code, events, _ in batch], conn)
+                batches = [(code, events) for code, events, _ in batch]
+                fenced = self.store.write_batch(batches, conn) or set()
             except Exception:
                 self.stats.failures += 1
                 log.exception("storing %d submissions failed; trying again", len(batch))
