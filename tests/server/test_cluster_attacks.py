@@ -87,3 +87,90 @@ def test_a_node_that_lost_its_table_mid_commit_cannot_write_behind_the_adopter(a
     finally:
         a.close()
         b.close()
+
+
+# -- nodes as processes --------------------------------------------------------------------
+
+
+@pytest.fixture
+def started() -> Iterator[list[Serve]]:
+    running: list[Serve] = []
+    yield running
+    for s in running:
+        with contextlib.suppress(Exception):
+            os.kill(s.proc.pid, signal.SIGCONT)
+        s.kill()
+
+
+@pytest.fixture
+def redis_url() -> str:
+    """Redis database 14, emptied (skipped unless FLYSWAT_TEST_REDIS is set)."""
+    url = os.environ.get("FLYSWAT_TEST_REDIS")
+    if not url:
+        pytest.skip("FLYSWAT_TEST_REDIS is not set")
+    import redis
+
+    client = redis.Redis.from_url(url)
+    client.flushdb()
+    client.close()
+    return url
+
+
+def cluster_of(
+    n: int, db: str, redis_url: str, tmp: Path, started: list[Serve], *extra: str
+) -> list[int]:
+    ports = [free_ports(1) for _ in range(n)]
+    for i, port in enumerate(ports):
+        args = ["--workers", "1", "--port", str(port), "--db", db, "--redis", redis_url,
+                "--node-id", f"n{i}", "--advertise", f"http://127.0.0.1:{port}",
+                *extra]  # fmt: skip
+        started.append(Serve(args, tmp / f"n{i}.log", [port]))
+    until_peers(ports, n)
+    return ports
+
+
+def until_peers(ports: list[int], n: int, timeout: float = 15) -> None:
+    deadline = time.monotonic() + timeout
+    while not all(until_health(p)["nodes"] == n for p in ports):
+        assert time.monotonic() < deadline, "the nodes do not see one another"
+        time.sleep(0.2)
+
+
+def listed(port: int) -> set[str]:
+    reply = httpx.get(f"http://127.0.0.1:{port}/api/tables", timeout=10)
+    assert reply.status_code == 200, reply.text
+    return {t["code"] for t in reply.json()["tables"]}
+
+
+def identity(port: int, name: str) -> dict[str, Any]:
+    reply = httpx.post(f"http://127.0.0.1:{port}/api/players", json={"name": name}, timeout=10)
+    assert reply.status_code == 201, reply.text
+    return dict(reply.json())
+
+
+# -- Play now ------------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_play_now_seats_two_players_asking_at_once_at_one_table(
+    tmp_path: Path, started: list[Serve], pg_url: str, redis_url: str
+) -> None:
+    """Attacks Play now across nodes: two players asking at the same moment (to one node,
+    then to two) must sit at the same table (docs/DEPLOY.md)."""
+    ports = cluster_of(2, pg_url, redis_url, tmp_path, started, "--play-now-wait", "3")
+    split = []
+    for round_, pair in enumerate([(0, 0), (0, 1), (1, 1), (1, 0)]):
+        who = [identity(ports[0], f"P{round_}x{i}") for i in range(2)]
+        async with httpx.AsyncClient(timeout=20) as client:
+            replies = await asyncio.gather(*(
+                client.post(f"http://127.0.0.1:{ports[k]}/api/play",
+                            json={"player": w["player"], "secret": w["secret"]})
+                for k, w in zip(pair, who, strict=True)
+            ))  # fmt: skip
+        for r in replies:
+            assert r.status_code == 201, r.text
+        codes = {r.json()["code"] for r in replies}
+        if len(codes) > 1:
+            split.append((pair, sorted(codes)))
+        await asyncio.sleep(4)  # the bots fill those tables and they start: none open now
+    assert not split, f"players who asked at once were seated apart: {split}"
