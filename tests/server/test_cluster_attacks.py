@@ -174,3 +174,36 @@ async def test_play_now_seats_two_players_asking_at_once_at_one_table(
             split.append((pair, sorted(codes)))
         await asyncio.sleep(4)  # the bots fill those tables and they start: none open now
     assert not split, f"players who asked at once were seated apart: {split}"
+
+
+# -- who is alive --------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_a_redis_restart_does_not_make_live_nodes_take_each_others_tables(
+    tmp_path: Path, started: list[Serve], pg_url: str, redis_url: str
+) -> None:
+    """Attacks liveness: Redis restarted empty (here FLUSHDB) while every node beats on; no
+    node was silent for 3 s, so no table may change hands (docs/DEPLOY.md: one silent for
+    3 s is dead)."""
+    import redis
+
+    ports = cluster_of(2, pg_url, redis_url, tmp_path, started)
+    at = [node(p) for p in ports]
+    codes = {}
+    for i, a in enumerate(at):
+        for _ in range(3):
+            seated = a.post("/api/tables", {"name": f"H{i}", "seats": 3, **FAST})
+            assert seated.status_code == 201, seated.text
+            codes[seated.json()["code"]] = ports[i]
+    before = {c: owner_port(c, ports) for c in codes}
+    assert before == codes
+    client = redis.Redis.from_url(redis_url)
+    for _ in range(3):  # a restart, and two more (a Redis failover, an operator's flush)
+        client.flushdb()
+        await asyncio.sleep(2.5)
+    client.close()
+    await asyncio.sleep(1.5)
+    after = {c: owner_port(c, ports) for c in codes}
+    moved = {c: (before[c], after[c]) for c in codes if before[c] != after[c]}
+    assert not moved, f"tables taken from a live node: {moved}"
