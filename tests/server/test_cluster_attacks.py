@@ -207,3 +207,51 @@ async def test_a_redis_restart_does_not_make_live_nodes_take_each_others_tables(
     after = {c: owner_port(c, ports) for c in codes}
     moved = {c: (before[c], after[c]) for c in codes if before[c] != after[c]}
     assert not moved, f"tables taken from a live node: {moved}"
+
+
+# -- a node paused past its lease ----------------------------------------------------------
+
+
+async def first_message(ws_base: str, code: str, token: str) -> dict[str, Any]:
+    import json
+
+    from websockets.asyncio.client import connect
+
+    async with connect(f"{ws_base}/ws/{code}", open_timeout=5) as ws:
+        with contextlib.suppress(Exception):
+            await ws.send(json.dumps({"type": "hello", "token": token}))
+        while True:
+            msg = json.loads(await asyncio.wait_for(ws.recv(), 5))
+            if msg["type"] != "ping":
+                return dict(msg)
+
+
+@pytest.mark.anyio
+async def test_a_node_paused_past_its_lease_neither_runs_nor_unlists_the_adopted_table(
+    tmp_path: Path, started: list[Serve], pg_url: str, redis_url: str
+) -> None:
+    """Attacks split brain in the lobby: SIGSTOP the owner of an open table for 5 s, SIGCONT;
+    the adopter alone runs it (the woken node sends a player on) and every node lists it."""
+    ports = cluster_of(2, pg_url, redis_url, tmp_path, started)
+    seated = node(ports[0]).post("/api/tables", {"name": "Ana", "seats": 3, **FAST})
+    assert seated.status_code == 201, seated.text
+    code, token = seated.json()["code"], seated.json()["token"]
+    deadline = time.monotonic() + 10
+    while not all(code in listed(p) for p in ports):
+        assert time.monotonic() < deadline, "the table is listed on every node"
+        await asyncio.sleep(0.2)
+    pid = started[0].proc.pid
+    os.kill(pid, signal.SIGSTOP)
+    await asyncio.sleep(5.5)  # dead after 3 s; the other node adopts it at its next beat
+    assert owner_port(code, [ports[1]]) == ports[1]
+    os.kill(pid, signal.SIGCONT)
+    await asyncio.sleep(0.5)
+    wrong = []
+    said = await first_message(f"ws://127.0.0.1:{ports[0]}", code, token)
+    if said["type"] != "moved":
+        wrong.append(f"the woken node still runs the table: it answered {said['type']}")
+    await asyncio.sleep(8)  # the woken node has checked what it owns (every 5 beats)
+    lists = {p: code in listed(p) for p in ports}
+    if not all(lists.values()):
+        wrong.append(f"the open table is listed by only some nodes: {lists}")
+    assert not wrong, wrong
