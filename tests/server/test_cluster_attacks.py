@@ -255,3 +255,64 @@ async def test_a_node_paused_past_its_lease_neither_runs_nor_unlists_the_adopted
     if not all(lists.values()):
         wrong.append(f"the open table is listed by only some nodes: {lists}")
     assert not wrong, wrong
+
+
+@pytest.mark.anyio
+async def test_a_node_paused_mid_game_and_woken_leaves_one_game_that_verifies(
+    tmp_path: Path, started: list[Serve], pg_url: str, redis_url: str
+) -> None:
+    """Attacks split brain mid-game: SIGSTOP the owner for 5 s while both players are on
+    it, SIGCONT; the game finishes once, its record verifies, both players see one result."""
+    from flyswat.record import verify_record
+
+    ports = cluster_of(2, pg_url, redis_url, tmp_path, started)
+    at = [node(p) for p in ports]
+    code, a, b = await game(at[0], at[1])
+    victim = owner_port(code, ports)
+    index = ports.index(victim)
+    pid = started[index].proc.pid
+
+    def pause() -> None:
+        os.kill(pid, signal.SIGSTOP)
+        time.sleep(5)
+        os.kill(pid, signal.SIGCONT)
+
+    first, second = await play_through([at[index], at[index]], code, [a, b], kill=pause,
+                                       again=[at[index], at[1 - index]])  # fmt: skip
+    assert first["result"] == second["result"]
+    assert verify_record(record(at[1 - index], code)) == []
+
+
+@pytest.mark.anyio
+async def test_a_table_filled_after_its_node_died_is_not_listed_when_that_node_returns(
+    tmp_path: Path, started: list[Serve], pg_url: str, redis_url: str
+) -> None:
+    """Attacks the shared lobby: a node killed with an open table, the table adopted and
+    filled elsewhere, the node restarted under its own id (as DEPLOY.md advises); its stale
+    entry must not come back as a joinable table."""
+    ports = cluster_of(2, pg_url, redis_url, tmp_path, started)
+    seated = node(ports[0]).post("/api/tables", {"name": "Ana", "seats": 2, **FAST})
+    assert seated.status_code == 201, seated.text
+    code = seated.json()["code"]
+    deadline = time.monotonic() + 10
+    while not all(code in listed(p) for p in ports):
+        assert time.monotonic() < deadline, "the table is listed on every node"
+        await asyncio.sleep(0.2)
+    started[0].kill()
+    deadline = time.monotonic() + 20
+    while True:  # 503 moved while the dead node still counts as alive: try again
+        joined = node(ports[1]).post(f"/api/tables/{code}/join", {"name": "Bruno"})
+        if joined.status_code == 201:
+            break
+        assert joined.status_code == 503 and time.monotonic() < deadline, joined.text
+        await asyncio.sleep(0.5)
+    args = ["--workers", "1", "--port", str(ports[0]), "--db", pg_url, "--redis", redis_url,
+            "--node-id", "n0", "--advertise", f"http://127.0.0.1:{ports[0]}"]  # fmt: skip
+    started.append(Serve(args, tmp_path / "n0-again.log", [ports[0]]))
+    until_peers(ports, 2)
+    await asyncio.sleep(2)
+    lists = {p: code in listed(p) for p in ports}
+    assert not any(lists.values()), f"a full table is listed as joinable: {lists}"
+    reply = httpx.post(f"http://127.0.0.1:{ports[0]}/api/tables/{code}/join",
+                       json={"name": "Carla"}, timeout=10)  # fmt: skip
+    assert reply.status_code == 409, reply.text
