@@ -316,3 +316,31 @@ async def test_a_table_filled_after_its_node_died_is_not_listed_when_that_node_r
     reply = httpx.post(f"http://127.0.0.1:{ports[0]}/api/tables/{code}/join",
                        json={"name": "Carla"}, timeout=10)  # fmt: skip
     assert reply.status_code == 409, reply.text
+
+
+# -- the supervisor ------------------------------------------------------------------------
+
+
+def test_a_worker_that_cannot_start_is_not_restarted_in_a_tight_loop(
+    tmp_path: Path, started: list[Serve]
+) -> None:
+    """Attacks the supervisor (a careless operator): worker 1's own port is taken; the
+    supervisor must back off or give up, not restart it every 0.5 s forever."""
+    port = free_ports(3)
+    squatter = socket.socket()
+    squatter.bind(("127.0.0.1", port + 2))
+    squatter.listen(1)
+    try:
+        db = f"sqlite:///{tmp_path / 'loop.db'}"
+        sup = Serve(["--workers", "2", "--port", str(port), "--db", db], tmp_path / "loop.log",
+                    [port + 1])  # fmt: skip
+        started.append(sup)
+        time.sleep(15)
+        restarts = sup.log.read_text().count("starting it again")
+        ended = sup.proc.poll()
+        assert (ended is not None and ended != 0) or restarts <= 4, (
+            f"worker 1 was started again {restarts} times in 15 s and the supervisor "
+            f"{'ended ' + str(ended) if ended is not None else 'runs on'}"
+        )
+    finally:
+        squatter.close()
