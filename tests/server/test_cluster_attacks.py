@@ -344,3 +344,70 @@ def test_a_worker_that_cannot_start_is_not_restarted_in_a_tight_loop(
         )
     finally:
         squatter.close()
+
+
+# -- Redis away ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[tuple[str, Any]]:
+    """A Redis server of this test's own (to stop and start again): its URL, and a function
+    that stops it (``start=True``: starts it again, empty, on the same port)."""
+    port = free_ports(1)
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def start() -> None:
+        procs.append(subprocess.Popen(
+            ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no",
+             "--dir", str(tmp_path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))  # fmt: skip
+        deadline = time.monotonic() + 10
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+                return
+            assert time.monotonic() < deadline, "redis-server does not start"
+            time.sleep(0.05)
+
+    def switch(start_again: bool = False) -> None:
+        if start_again:
+            start()
+            return
+        proc = procs[-1]
+        proc.terminate()
+        proc.wait(10)
+
+    start()
+    try:
+        yield f"redis://127.0.0.1:{port}/0", switch
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
+
+
+@pytest.mark.anyio
+async def test_redis_away_for_a_moment_costs_no_error_and_no_node(
+    tmp_path: Path, started: list[Serve], pg_url: str, own_redis: tuple[str, Any]
+) -> None:
+    """Attacks a Redis blip: while Redis is away the lobby and a table's info still answer
+    (200, or 503 moved to try again: never a 500), and no node ends."""
+    url, switch = own_redis
+    ports = cluster_of(2, pg_url, url, tmp_path, started)
+    seated = node(ports[0]).post("/api/tables", {"name": "Ana", "seats": 3, **FAST})
+    assert seated.status_code == 201, seated.text
+    code = seated.json()["code"]
+    await asyncio.sleep(1.5)
+    switch()
+    await asyncio.sleep(1)
+    answers = {}
+    for p in ports:
+        answers[f"{p} GET /api/tables"] = httpx.get(f"http://127.0.0.1:{p}/api/tables",
+                                                    timeout=10).status_code  # fmt: skip
+        answers[f"{p} GET /api/tables/{code}"] = httpx.get(
+            f"http://127.0.0.1:{p}/api/tables/{code}", timeout=10
+        ).status_code
+    switch(start_again=True)
+    await asyncio.sleep(3)
+    alive = [s.proc.poll() is None for s in started]
+    bad = {k: v for k, v in answers.items() if v not in (200, 503)}
+    assert not bad and all(alive), f"while Redis was away: {bad}; nodes alive: {alive}"
