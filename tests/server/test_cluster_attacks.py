@@ -411,3 +411,45 @@ async def test_redis_away_for_a_moment_costs_no_error_and_no_node(
     alive = [s.proc.poll() is None for s in started]
     bad = {k: v for k, v in answers.items() if v not in (200, 503)}
     assert not bad and all(alive), f"while Redis was away: {bad}; nodes alive: {alive}"
+
+
+# -- the owner's own check -----------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_a_table_created_while_the_node_checks_what_it_owns_is_not_dropped(
+    db_url: str,
+) -> None:
+    """Attacks the periodic ownership check (``node.keep``): a table created on this node
+    while its ``mine()`` query is on its way must not be taken for lost and dropped (its
+    timers stopped, its players sent away, gone from the lobby)."""
+    from flyswat.server import node as node_mod
+    from flyswat.server.runner import Runner
+
+    store = Store(db_url, node="a")
+    cluster = Cluster(store.engine, "a", "http://127.0.0.1:1")
+    runner = Runner(store, bot_pace=0.05, cluster=cluster)
+    runner.start()
+    runner.restore()
+    asking = threading.Event()
+    real = cluster.mine
+
+    def slow_mine() -> set[str]:
+        found = real()  # the store answered: what this node owned at that instant ...
+        asking.set()
+        time.sleep(0.3)  # ... on its way back to the loop (a busy store, a busy thread pool)
+        return found
+
+    cluster.mine = slow_mine  # type: ignore[method-assign]
+    keeping = asyncio.create_task(node_mod.keep(runner, cluster, beat_s=0.02))
+    try:
+        while not asking.is_set():
+            await asyncio.sleep(0.005)
+        body = p.CreateTable(name="Ana", seats=3, **FAST)
+        table, _, _ = await runner.create(body)
+        await asyncio.sleep(0.6)  # that check has come back, and the next one too
+        assert table.code in runner.tables, "a table just created here was dropped as lost"
+        assert cluster.owner(table.code).node == "a"
+    finally:
+        await node_mod.stop_tasks([keeping])
+        runner.close()
