@@ -453,3 +453,30 @@ async def test_a_table_created_while_the_node_checks_what_it_owns_is_not_dropped
     finally:
         await node_mod.stop_tasks([keeping])
         runner.close()
+
+
+# -- forwarded requests ----------------------------------------------------------------------
+
+
+def test_a_client_cannot_name_its_own_address_to_dodge_the_limits(
+    tmp_path: Path, started: list[Serve]
+) -> None:
+    """Attacks the forwarding headers: a client that names another address in
+    x-flyswat-client (with no secret, or a guessed one) is still limited as itself."""
+    port = free_ports(1)
+    db = f"sqlite:///{tmp_path / 'f.db'}"
+    started.append(Serve(["--workers", "1", "--port", str(port), "--db", db,
+                          "--table-burst", "2", "--tables-per-minute", "1"],
+                         tmp_path / "f.log", [port]))  # fmt: skip
+    url = f"http://127.0.0.1:{port}/api/tables"
+    body = {"name": "Ana", "seats": 2, **FAST}
+    statuses = []
+    for i in range(4):
+        forged = {"x-flyswat-client": f"10.0.0.{i}"}
+        statuses.append(httpx.post(url, json=body, headers=forged, timeout=10).status_code)
+    guessed = {"x-flyswat-client": "10.0.1.1", "x-flyswat-secret": "guess"}
+    statuses.append(httpx.post(url, json=body, headers=guessed, timeout=10).status_code)
+    empty = {"x-flyswat-client": "10.0.1.2", "x-flyswat-secret": ""}
+    statuses.append(httpx.post(url, json=body, headers=empty, timeout=10).status_code)
+    assert statuses[:2] == [201, 201] and statuses[2:4] == [429, 429], statuses
+    assert statuses[4:] == [403, 403], statuses
