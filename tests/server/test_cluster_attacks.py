@@ -480,3 +480,32 @@ def test_a_client_cannot_name_its_own_address_to_dodge_the_limits(
     statuses.append(httpx.post(url, json=body, headers=empty, timeout=10).status_code)
     assert statuses[:2] == [201, 201] and statuses[2:4] == [429, 429], statuses
     assert statuses[4:] == [403, 403], statuses
+
+
+# -- a graceful stop of everything -----------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_the_supervisor_stopped_mid_game_and_started_again_loses_no_game(
+    tmp_path: Path, started: list[Serve]
+) -> None:
+    """Attacks the graceful stop of every worker at once (SIGTERM to the supervisor) in the
+    middle of a game: started again, the game resumes and its record verifies."""
+    from flyswat.record import verify_record
+
+    port = free_ports(3)
+    db = f"sqlite:///{tmp_path / 'g.db'}"
+    args = ["--workers", "2", "--port", str(port), "--db", db]
+    started.append(Serve(args, tmp_path / "g.log", [port, port + 1, port + 2]))
+    public = node(port)
+    code, a, b = await game(node(port + 1), node(port + 2))
+
+    def restart() -> None:
+        started[0].kill(signal.SIGTERM)
+        assert started[0].proc.returncode == 0, started[0].proc.returncode
+        started.append(Serve(args, tmp_path / "g2.log", [port, port + 1, port + 2]))
+
+    first, second = await play_through([node(port + 1), node(port + 2)], code, [a, b],
+                                       kill=restart, again=[public])  # fmt: skip
+    assert first["result"] == second["result"]
+    assert verify_record(record(public, code)) == []
