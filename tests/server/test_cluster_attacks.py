@@ -66,13 +66,13 @@ def test_a_node_that_lost_its_table_mid_commit_cannot_write_behind_the_adopter(a
         real = a._fenced
 
         def paused_between(conn: Any, batch: Any) -> set[str]:
-            fenced = real(conn, batch)  # the check says: a owns it ...
+            fenced: set[str] = real(conn, batch)  # the check says: a owns it ...
             other = threading.Thread(target=adopt_and_load, daemon=True)
             other.start()  # ... and node a stops here while b adopts (or waits for a's lock)
             other.join(1.5)
             return fenced
 
-        a._fenced = paused_between  # type: ignore[method-assign]
+        a._fenced = paused_between
         refused = a.write_batch([("FENCE1", joined.events)])
         deadline = time.monotonic() + 10
         while not loaded and time.monotonic() < deadline:
@@ -267,7 +267,7 @@ async def test_a_node_paused_mid_game_and_woken_leaves_one_game_that_verifies(
 
     ports = cluster_of(2, pg_url, redis_url, tmp_path, started)
     at = [node(p) for p in ports]
-    code, a, b = await game(at[0], at[1])
+    code, a, b = (str(x) for x in await game(at[0], at[1]))
     victim = owner_port(code, ports)
     index = ports.index(victim)
     pid = started[index].proc.pid
@@ -357,9 +357,9 @@ def own_redis(tmp_path: Path) -> Iterator[tuple[str, Any]]:
     procs: list[subprocess.Popen[bytes]] = []
 
     def start() -> None:
-        procs.append(subprocess.Popen(
-            ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no",
-             "--dir", str(tmp_path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))  # fmt: skip
+        cmd = ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no",
+               "--dir", str(tmp_path)]  # fmt: skip
+        procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         deadline = time.monotonic() + 10
         while True:
             with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
@@ -400,12 +400,10 @@ async def test_redis_away_for_a_moment_costs_no_error_and_no_node(
     switch()
     await asyncio.sleep(1)
     answers = {}
-    for p in ports:
-        answers[f"{p} GET /api/tables"] = httpx.get(f"http://127.0.0.1:{p}/api/tables",
-                                                    timeout=10).status_code  # fmt: skip
-        answers[f"{p} GET /api/tables/{code}"] = httpx.get(
-            f"http://127.0.0.1:{p}/api/tables/{code}", timeout=10
-        ).status_code
+    for port in ports:
+        for path in ("/api/tables", f"/api/tables/{code}"):
+            reply = httpx.get(f"http://127.0.0.1:{port}{path}", timeout=10)
+            answers[f"{port} GET {path}"] = reply.status_code
     switch(start_again=True)
     await asyncio.sleep(3)
     alive = [s.proc.poll() is None for s in started]
@@ -435,12 +433,12 @@ async def test_a_table_created_while_the_node_checks_what_it_owns_is_not_dropped
     real = cluster.mine
 
     def slow_mine() -> set[str]:
-        found = real()  # the store answered: what this node owned at that instant ...
+        found: set[str] = real()  # the store answered: what this node owned at that instant ...
         asking.set()
         time.sleep(0.3)  # ... on its way back to the loop (a busy store, a busy thread pool)
         return found
 
-    cluster.mine = slow_mine  # type: ignore[method-assign]
+    cluster.mine = slow_mine
     keeping = asyncio.create_task(node_mod.keep(runner, cluster, beat_s=0.02))
     try:
         while not asking.is_set():
@@ -498,7 +496,7 @@ async def test_the_supervisor_stopped_mid_game_and_started_again_loses_no_game(
     args = ["--workers", "2", "--port", str(port), "--db", db]
     started.append(Serve(args, tmp_path / "g.log", [port, port + 1, port + 2]))
     public = node(port)
-    code, a, b = await game(node(port + 1), node(port + 2))
+    code, a, b = (str(x) for x in await game(node(port + 1), node(port + 2)))
 
     def restart() -> None:
         started[0].kill(signal.SIGTERM)
