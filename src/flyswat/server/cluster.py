@@ -41,7 +41,7 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
 #: A node beats this often (seconds) ...
@@ -285,6 +285,7 @@ class Cluster:
         known dead; by default, asked now); True if this node owns it now."""
         now = self.clock()
         with self.engine.begin() as conn:
+            write_lock(conn)
             row = conn.execute(select(owners.c.node).where(owners.c.code == code)).first()
             if row is None:
                 try:
@@ -370,11 +371,22 @@ def _held_by(node: str | None) -> Any:
 
 def fence_query() -> Any:
     """Of the tables ``codes``, those that ``node`` owns (the store's write fence)."""
-    return select(owners.c.code).where(
-        and_(
-            owners.c.code.in_(bindparam("codes", expanding=True)), owners.c.node == bindparam("me")
-        )
-    )
+    codes: Any = bindparam("codes", expanding=True)
+    mine = and_(owners.c.code.in_(codes), owners.c.node == bindparam("me"))
+    # FOR SHARE on PostgreSQL: an adoption's UPDATE of these rows waits for this commit, and
+    # then loads what it wrote (SQLite: the writer's transaction holds the write lock).
+    return select(owners.c.code).where(mine).with_for_update(read=True)
+
+
+def write_lock(conn: Connection) -> None:
+    """Take the database's write lock at the start of this transaction (SQLite: ``BEGIN
+    IMMEDIATE``, so that a check made in it still holds at its commit; PostgreSQL locks
+    rows instead)."""
+    if conn.dialect.name != "sqlite":
+        return
+    dbapi = conn.connection.dbapi_connection
+    if dbapi is not None and not dbapi.in_transaction:
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 def owner_row(code: str, node: str, now: float) -> Any:

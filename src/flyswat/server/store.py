@@ -168,6 +168,8 @@ class Store:
         at = now_iso()
         rows: list[dict[str, Any]] = []
         with conn.begin():
+            if self.node is not None:
+                cluster.write_lock(conn)  # the fence holds until the commit
             fenced = self._fenced(conn, batch)
             for code, events in batch:
                 if code not in fenced:
