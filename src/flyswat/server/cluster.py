@@ -19,6 +19,7 @@ thread (``asyncio.to_thread``) so that a busy database never holds up the event 
 
 from __future__ import annotations
 
+import logging
 import secrets
 import time
 from collections.abc import Iterable
@@ -43,6 +44,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
+
+log = logging.getLogger("flyswat.server")
 
 #: A node beats this often (seconds) ...
 BEAT_S = 1.0
@@ -138,6 +141,10 @@ class Shared:
                     stmt = stmt.where(owners.c.listed_at.is_(None))
                 conn.execute(stmt.values(**listed))
 
+    def unlist(self, code: str) -> None:
+        """Take table ``code`` out of the list, whoever listed it (it was adopted: the
+        adoption cleared its row already)."""
+
     def listing(self) -> list[Listing]:
         """Every listed table, newest first."""
         with self.engine.connect() as conn:
@@ -163,22 +170,34 @@ class RedisShared(Shared):
 
         super().__init__(engine)
         self.redis: Any = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+        self.errors = (redis.RedisError, OSError)
         self.redis.ping()
+        self._publish = self.redis.register_script(self.PUBLISH)
 
     def _k(self, name: str) -> str:
         return self.PREFIX + name
 
     def beat(self, node: str, url: str, now: float, state: str = "up") -> None:
-        pipe = self.redis.pipeline()
-        pipe.sadd(self._k("nodes"), node)
-        if state == "down":
-            pipe.delete(self._k(f"node:{node}"))
-        else:
-            pipe.set(self._k(f"node:{node}"), f"{state} {url}", px=round(DEAD_AFTER_S * 1000))
-        pipe.execute()
-        super().beat(node, url, now, state)  # the store keeps the nodes too, for the record
+        super().beat(node, url, now, state)  # the store keeps the beats too: the last word
+        try:
+            pipe = self.redis.pipeline()
+            pipe.sadd(self._k("nodes"), node)
+            if state == "down":
+                pipe.delete(self._k(f"node:{node}"))
+            else:
+                key, value = self._k(f"node:{node}"), f"{state} {url}"
+                pipe.set(key, value, px=round(DEAD_AFTER_S * 1000))
+            pipe.execute()
+        except self.errors:
+            log.warning("Redis did not take this node's beat; the store did")
 
     def alive(self, now: float) -> dict[str, str]:
+        try:
+            return self._alive()
+        except self.errors:  # Redis is away: the store knows the beats too
+            return super().alive(now)
+
+    def _alive(self) -> dict[str, str]:
         ids = sorted(x.decode() for x in self.redis.smembers(self._k("nodes")))
         if not ids:
             return {}
@@ -191,19 +210,55 @@ class RedisShared(Shared):
                     found[node] = url
         return found
 
+    #: Publish entries of ``ARGV[1]`` (the node), listed first at ``ARGV[2]``: pairs of a code
+    #: and its entry ("" to unlist it). A node changes only its own entries: one that lost a
+    #: table (paused past its lease) cannot unlist or overwrite the adopter's.
+    PUBLISH = """
+    local node, now = ARGV[1], ARGV[2]
+    for i = 3, #ARGV, 2 do
+        local code, entry = ARGV[i], ARGV[i + 1]
+        local holder = redis.call('HGET', KEYS[3], code)
+        if entry == '' then
+            if holder == node then
+                redis.call('HDEL', KEYS[1], code)
+                redis.call('HDEL', KEYS[3], code)
+                redis.call('ZREM', KEYS[2], code)
+            end
+        elseif (not holder) or holder == node then
+            redis.call('HSET', KEYS[1], code, entry)
+            redis.call('HSET', KEYS[3], code, node)
+            redis.call('ZADD', KEYS[2], 'NX', now, code)
+        end
+    end
+    return 0
+    """
+
     def publish(self, node: str, entries: dict[str, dict[str, Any] | None], now: float) -> None:
-        pipe = self.redis.pipeline()
+        keys = [self._k("lobby"), self._k("lobby:order"), self._k("lobby:node")]
+        argv: list[Any] = [node, now]
         for code, info in entries.items():
-            if info is None:
-                pipe.hdel(self._k("lobby"), code)
-                pipe.zrem(self._k("lobby:order"), code)
-            else:
-                entry = {"node": node, "info": info}
-                pipe.hset(self._k("lobby"), code, orjson.dumps(entry))
-                pipe.zadd(self._k("lobby:order"), {code: now}, nx=True)
-        pipe.execute()
+            entry = b"" if info is None else orjson.dumps({"node": node, "info": info})
+            argv += [code, entry]
+        self._publish(keys=keys, args=argv)
+
+    def unlist(self, code: str) -> None:
+        try:
+            pipe = self.redis.pipeline()
+            pipe.hdel(self._k("lobby"), code)
+            pipe.hdel(self._k("lobby:node"), code)
+            pipe.zrem(self._k("lobby:order"), code)
+            pipe.execute()
+        except self.errors:
+            log.warning("Redis did not unlist table %s", code)
 
     def listing(self) -> list[Listing]:
+        try:
+            return self._listing()
+        except self.errors:  # Redis is away: each node lists its own tables meanwhile
+            log.warning("Redis did not answer for the lobby's list")
+            return []
+
+    def _listing(self) -> list[Listing]:
         order = self.redis.zrevrange(self._k("lobby:order"), 0, -1, withscores=True)
         if not order:
             return []
@@ -238,6 +293,12 @@ class Cluster:
         self.state = "up"
         #: The live nodes at the last :meth:`beat`.
         self.peers: dict[str, str] = {}
+        self.beaten_at = time.monotonic()  # the last beat that reached the store
+
+    def stale(self) -> bool:
+        """Has this node gone without a beat long enough to be taken for dead (a paused
+        process)? Its tables may be another's now."""
+        return time.monotonic() - self.beaten_at > DEAD_AFTER_S
 
     # -- presence --------------------------------------------------------------------------
 
@@ -245,6 +306,7 @@ class Cluster:
         """Say this node is alive; returns the live nodes."""
         now = self.clock()
         self.shared.beat(self.node, self.url, now, self.state)
+        self.beaten_at = time.monotonic()
         self.peers = self.shared.alive(now)
         if self.state != "down":
             self.peers.setdefault(self.node, self.url)
@@ -282,7 +344,8 @@ class Cluster:
 
     def adopt(self, code: str, dead: Iterable[str] | None = None) -> bool:
         """Take table ``code`` if nobody owns it or its owner is dead (``dead``: the nodes
-        known dead; by default, asked now); True if this node owns it now."""
+        known dead; by default, asked now) — dead by the store's beats too, whatever Redis
+        says; True if this node owns it now."""
         now = self.clock()
         with self.engine.begin() as conn:
             write_lock(conn)
@@ -297,20 +360,32 @@ class Cluster:
             held = row[0]
             if held == self.node:
                 return True
-            if held is not None:
-                gone = set(dead) if dead is not None else None
-                if gone is None:
-                    alive = self.shared.alive(now)
-                    if held in alive:
-                        return False
-                elif held not in gone:
-                    return False
+            if held is not None and not self._dead(conn, held, dead, now):
+                return False
             done = conn.execute(
                 update(owners)
                 .where(owners.c.code == code, _held_by(held))
                 .values(node=self.node, since=now, listing=None, listed_at=None)
             )
-            return bool(done.rowcount == 1)
+            if done.rowcount != 1:
+                return False
+        self.shared.unlist(code)  # the dead node's entry: this node lists it anew
+        return True
+
+    def _dead(self, conn: Connection, node: str, dead: Iterable[str] | None, now: float) -> bool:
+        if dead is not None and node not in set(dead):
+            return False
+        if dead is None and node in self.shared.alive(now):
+            return False
+        seen = conn.execute(select(nodes.c.seen, nodes.c.state).where(nodes.c.id == node)).first()
+        # Its beats reach the store: alive (Redis may have lost its key).
+        return seen is None or seen[1] == "down" or seen[0] <= now - DEAD_AFTER_S
+
+    def mine_still(self, code: str) -> bool:
+        """Does this node still own table ``code``, as the store says?"""
+        with self.engine.connect() as conn:
+            row = conn.execute(select(owners.c.node).where(owners.c.code == code)).first()
+        return row is not None and row[0] == self.node
 
     def mine(self) -> set[str]:
         """The tables this node owns, as the store says."""

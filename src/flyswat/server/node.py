@@ -142,6 +142,7 @@ async def keep(runner: Runner, cluster: Cluster, beat_s: float = BEAT_S) -> None
         if runner.draining:
             return
         try:
+            stalled = cluster.stale()  # paused past its lease: look at once, not in 5 beats
             peers = await asyncio.to_thread(cluster.beat)
             taken = await asyncio.to_thread(runner.adopt_orphans, peers)
             for code in taken:
@@ -149,13 +150,24 @@ async def keep(runner: Runner, cluster: Cluster, beat_s: float = BEAT_S) -> None
                     log.info("adopted table %s", code)
                     runner.find(code)
             beats += 1
-            if beats % CHECK_EVERY == 0:
-                mine = await asyncio.to_thread(cluster.mine)
-                lost = {c for c, t in runner.tables.items() if c not in mine}
-                if lost:
-                    runner.lost(lost)
+            if stalled or beats % CHECK_EVERY == 0:
+                await let_go(runner, cluster)
         except Exception:  # the store or Redis is away for a moment: beat again next time
             log.exception("the cluster's beat failed")
+
+
+async def let_go(runner: Runner, cluster: Cluster) -> None:
+    """Drop the tables another node owns now. Only tables whose creation is stored are
+    asked about (a table made meanwhile is this node's whatever the answer), and each is
+    asked again on its own before it is dropped."""
+    settled = runner.settled()
+    mine = await asyncio.to_thread(cluster.mine)
+    gone = set()
+    for code in settled - mine:
+        if code in runner.tables and not await asyncio.to_thread(cluster.mine_still, code):
+            gone.add(code)
+    if gone:
+        runner.lost(gone)
 
 
 async def publish(runner: Runner, cluster: Cluster, every_s: float = PUBLISH_S) -> None:

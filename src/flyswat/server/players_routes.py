@@ -77,6 +77,7 @@ class Players:
     ) -> None:  # fmt: skip
         self.runner = runner
         self.forwarder = forwarder
+        self.seating = asyncio.Lock()  # Play now: one look-then-create at a time
         self.wait_ms = play_now_wait_ms
         self.engine = runner.store.engine
         self.buckets = buckets
@@ -202,18 +203,30 @@ class Players:
         me = self.who(body.player, body.secret)
         assert me is not None
         pid, name, rating = me
+        async with self.seating:  # those who ask together at this node sit together
+            here = await self._play_now_here(pid, name, rating)
+        if here is not None:
+            return here
+        elsewhere = await self._play_now_elsewhere(request, body)
+        if elsewhere is not None:
+            return elsewhere
+        async with self.seating:
+            here = await self._play_now_here(pid, name, rating)  # opened meanwhile?
+            if here is not None:
+                return here
+            self._limited(request)
+            create = p.CreateTable.model_validate({"name": name, "seats": PLAY_NOW_SEATS,
+                "remove": PLAY_NOW_REMOVE, "autofill_ms": self.wait_ms})  # fmt: skip
+            table, seat, token = await self.runner.create(create, player=pid, rating=rating)
+        return _seated_reply(table, seat, token)
+
+    async def _play_now_here(self, pid: str, name: str, rating: int) -> Response | None:
+        """A seat at this node's newest open Play now table, if it has one."""
         for table in reversed(list(self.runner.tables.values())):
             if table.listed() and table.options.autofill_ms is not None and not _seated(table, pid):
                 seat, token = (await self.runner.act(table, Join(name, pid, rating))).reply
                 return _seated_reply(table, seat, token)
-        elsewhere = await self._play_now_elsewhere(request, body)
-        if elsewhere is not None:
-            return elsewhere
-        self._limited(request)
-        create = p.CreateTable.model_validate({"name": name, "seats": PLAY_NOW_SEATS,
-            "remove": PLAY_NOW_REMOVE, "autofill_ms": self.wait_ms})  # fmt: skip
-        table, seat, token = await self.runner.create(create, player=pid, rating=rating)
-        return _seated_reply(table, seat, token)
+        return None
 
     def _matchmaker(self) -> Owner | None:
         """The node where Play now seats its players now, if not this one (nor a request

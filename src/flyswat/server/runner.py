@@ -289,9 +289,15 @@ class Runner:
         """Table ``code`` if this node runs it — adopting it if nobody live does, and
         rebuilding it from the store —, else its live owner; None if there is no such table."""
         table = self.tables.get(code)
-        if table is not None or self.cluster is None:
+        if self.cluster is None:
             return table or self._load(code)
         cluster = self.cluster
+        if table is not None and not cluster.stale():
+            return table
+        if table is not None:  # this node was paused past its lease: is the table still its?
+            if await asyncio.to_thread(cluster.mine_still, code):
+                return table
+            self.lost({code})
         owner = await asyncio.to_thread(cluster.owner, code)
         if owner.alive and owner.node != cluster.node:
             return owner
@@ -396,6 +402,7 @@ class Runner:
         for code in codes:
             table = self.tables.pop(code, None)
             self.born.pop(code, None)
+            self._published.pop(code, None)  # its entry is the new owner's to change now
             for entry in self._untold.pop(code, ()):  # an HTTP command waiting: try again
                 if entry.told is not None and not entry.told.done():
                     gone = IllegalActionError("the table moved to another node: try again", "moved")
@@ -411,6 +418,10 @@ class Runner:
                 link = self.links.get(conn)
                 if link is not None:
                     link.moved(None)
+
+    def settled(self) -> set[str]:
+        """The tables in memory with nothing waiting to be stored (their creation included)."""
+        return {code for code in self.tables if code not in self._untold}
 
     def lobby_changes(self) -> dict[str, dict[str, Any] | None]:
         """The lobby entries of this node's tables that changed since they were last

@@ -26,8 +26,13 @@ import subprocess
 import sys
 import time
 
-#: A worker that dies is started again after this pause (seconds) ...
+#: A worker that dies is started again after this pause (seconds), doubled for each time
+#: in a row it died within :data:`STEADY_S` of its start, up to :data:`MAX_RESTART_S`; past
+#: :data:`MAX_QUICK_FAILURES` such deaths in a row the supervisor stops, with status 1.
 RESTART_S = 0.5
+MAX_RESTART_S = 30.0
+STEADY_S = 60.0
+MAX_QUICK_FAILURES = 5
 #: ... and the supervisor waits this long for its workers to stop gracefully.
 STOP_S = 30.0
 
@@ -62,7 +67,8 @@ def die_with_parent() -> None:
 
 def supervise(argv: list[str], workers: int) -> int:
     """Run ``workers`` copies of ``flyswat serve`` (``argv``: the command's own arguments
-    without ``--workers``), one per slot, until a signal stops them; returns 0."""
+    without ``--workers``), one per slot, until a signal stops them (status 0) or a worker
+    keeps failing at its start (status 1)."""
     stopping = False
 
     def stop(_signum: int, _frame: object) -> None:
@@ -78,14 +84,30 @@ def supervise(argv: list[str], workers: int) -> int:
         return subprocess.Popen(cmd, start_new_session=True)  # signals come from here
 
     procs = {slot: start(slot) for slot in range(workers)}
+    began = dict.fromkeys(procs, time.monotonic())
+    quick = dict.fromkeys(procs, 0)  # quick failures in a row, per slot
+    due: dict[int, float] = {}  # slot -> when to start it again
+    status = 0
     while not stopping:
         time.sleep(0.1)
+        now = time.monotonic()
         for slot, proc in list(procs.items()):
-            if proc.poll() is not None and not stopping:
-                print(f"flyswat: worker {slot} ended ({proc.returncode}); starting it again",
-                      file=sys.stderr, flush=True)  # fmt: skip
-                time.sleep(RESTART_S)
-                procs[slot] = start(slot)
+            if slot in due or proc.poll() is None or stopping:
+                continue
+            quick[slot] = quick[slot] + 1 if now - began[slot] < STEADY_S else 1
+            if quick[slot] > MAX_QUICK_FAILURES:
+                why = f"ended {quick[slot] - 1} times within {STEADY_S:g} s of its start"
+                print(f"flyswat: worker {slot} {why}; stopping", file=sys.stderr, flush=True)
+                stopping, status = True, 1
+                break
+            pause = min(MAX_RESTART_S, RESTART_S * 2 ** (quick[slot] - 1))
+            print(f"flyswat: worker {slot} ended ({proc.returncode}); starting it again in "
+                  f"{pause:g} s", file=sys.stderr, flush=True)  # fmt: skip
+            due[slot] = now + pause
+        for slot, at in list(due.items()):
+            if now >= at and not stopping:
+                del due[slot]
+                procs[slot], began[slot] = start(slot), time.monotonic()
     for proc in procs.values():
         with contextlib.suppress(ProcessLookupError):
             proc.send_signal(signal.SIGTERM)
@@ -95,4 +117,4 @@ def supervise(argv: list[str], workers: int) -> int:
             proc.wait(max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             proc.kill()
-    return 0
+    return status
