@@ -53,7 +53,7 @@ import time
 import traceback
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -163,11 +163,13 @@ def self_cpu() -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class Source:
-    """Where a server's code is: a ``src`` folder, how the table names it, its commit."""
+    """Where a server's code is: a ``src`` folder, how the table names it, its commit;
+    ``workers``: ``flyswat serve --workers`` (none: as ``--serve-arg`` says, else one)."""
 
     path: Path
     label: str
     commit: str
+    workers: int | None = None
 
 
 def source(arg: str, workdir: Path) -> Source:
@@ -219,8 +221,9 @@ def step(players: int, src: Source, args: argparse.Namespace, workdir: Path) -> 
             node_args = [] if args.nodes == 1 else [
                 "--workers", "1", "--node-id", f"n{k}", "--redis", args.redis,
                 "--advertise", f"http://127.0.0.1:{port}"]  # fmt: skip
+            workers = [] if src.workers is None else ["--workers", str(src.workers)]
             servers.append(ServerProcess(db, port, workdir / f"{name}-{k}.log", env=env,
-                                         args=[*args.serve_arg, *node_args],
+                                         args=[*args.serve_arg, *workers, *node_args],
                                          exempt=has_limits(src.path),
                                          gc_log=gc_log if k == 0 else None))  # fmt: skip
         try:
@@ -504,6 +507,8 @@ def main() -> None:
     parser.add_argument("--server-src", action="append", default=[],
                         help="run the server from this checkout's src folder, or from this "
                         "commit's src (repeatable: each step runs each)")  # fmt: skip
+    parser.add_argument("--workers-each", type=int, nargs="+", default=[],
+                        help="run each step with each of these serve --workers")  # fmt: skip
     parser.add_argument("--nodes", type=int, default=1,
                         help="server nodes sharing the store (--db postgresql://…) and Redis "
                         "(--redis); the generators spread over them")  # fmt: skip
@@ -528,6 +533,9 @@ def main() -> None:
         workdir = args.keep or Path(tmp)
         workdir.mkdir(parents=True, exist_ok=True)
         sources = [source(s, workdir) for s in args.server_src or [str(ROOT / "src")]]
+        if args.workers_each:  # each source with each number of workers, side by side
+            sources = [replace(s, label=f"{s.label}/w{n}", workers=n)
+                       for s in sources for n in args.workers_each]  # fmt: skip
         running = set(sources)
         print(HEADER, flush=True)
         for players in args.players:
