@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import httpx
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def free_port() -> int:
@@ -121,3 +125,42 @@ def free_ports(n: int) -> int:
         if ok:
             return base
     raise RuntimeError("no block of free ports")
+
+
+class Serve:
+    """``flyswat serve`` as a process (a supervisor or one node), its output in a file."""
+
+    def __init__(self, args: list[str], log: Path, wait: list[int]) -> None:
+        cmd = [sys.executable, "-m", "flyswat.cli", "serve", "--bot-pace", "0.05", *args]
+        self.log = log
+        with log.open("ab") as out:
+            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT,
+                                         env={**os.environ, "PYTHONUNBUFFERED": "1"})  # fmt: skip
+        for port in wait:
+            until_health(port, self)
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(40)
+
+    def workers(self) -> list[int]:
+        pid = self.proc.pid
+        return [int(k) for k in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def until_health(port: int, serving: Serve | None = None, timeout: float = 40) -> dict[str, Any]:
+    """``/health`` of the server on ``port`` once it answers (raises when ``serving``
+    ended or after ``timeout`` s)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with contextlib.suppress(httpx.HTTPError):
+            reply = httpx.get(f"http://127.0.0.1:{port}/health", timeout=1)
+            if reply.status_code == 200:
+                return dict(reply.json())
+        if serving is not None and serving.proc.poll() is not None:
+            raise RuntimeError(f"the server ended: {serving.log.read_text()[-3000:]}")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"nothing answers on {port}")
+        time.sleep(0.1)

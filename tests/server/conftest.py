@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import json
 import os
+import signal
 import threading
 import time
 from collections import Counter
@@ -31,7 +32,7 @@ from flyswat.server.app import build_app
 from flyswat.server.limits import Limits
 from flyswat.server.transport import uvicorn_config
 from flyswat.wire import Assembler
-from harness.server import free_port, pg_schema
+from harness.server import Serve, free_port, pg_schema
 
 SERVER_MESSAGE: TypeAdapter[Any] = TypeAdapter(ServerMessage)
 
@@ -246,3 +247,29 @@ async def until_all_ready(host: Player) -> None:
         return
     while not all_ready(await host.expect("table")):
         pass
+
+
+@pytest.fixture
+def started() -> Iterator[list[Serve]]:
+    """Server processes a test starts (:class:`harness.server.Serve`); killed at the end,
+    woken first if a test paused one."""
+    running: list[Serve] = []
+    yield running
+    for s in running:
+        with contextlib.suppress(Exception):
+            os.kill(s.proc.pid, signal.SIGCONT)
+        s.kill()
+
+
+@pytest.fixture
+def redis_url() -> str:
+    """The tests' Redis database, emptied (skipped unless FLYSWAT_TEST_REDIS is set)."""
+    url = os.environ.get("FLYSWAT_TEST_REDIS")
+    if not url:
+        pytest.skip("FLYSWAT_TEST_REDIS is not set")
+    import redis
+
+    client = redis.Redis.from_url(url)
+    client.flushdb()
+    client.close()
+    return url

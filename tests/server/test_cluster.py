@@ -8,10 +8,7 @@ import asyncio
 import contextlib
 import os
 import signal
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,56 +16,9 @@ import httpx
 import pytest
 
 from flyswat.record import verify_record
-from harness.server import free_ports
+from harness.server import Serve, free_ports, until_health
 
 from .conftest import FAST, Live, Player
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-class Serve:
-    """``flyswat serve`` as a process (a supervisor or one node), its output in a file."""
-
-    def __init__(self, args: list[str], log: Path, wait: list[int]) -> None:
-        cmd = [sys.executable, "-m", "flyswat.cli", "serve", "--bot-pace", "0.05", *args]
-        self.log = log
-        with log.open("ab") as out:
-            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT,
-                                         env={**os.environ, "PYTHONUNBUFFERED": "1"})  # fmt: skip
-        for port in wait:
-            until_health(port, self)
-
-    def kill(self, sig: int = signal.SIGKILL) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(40)
-
-    def workers(self) -> list[int]:
-        pid = self.proc.pid
-        return [int(k) for k in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-
-
-def until_health(port: int, serving: Serve | None = None, timeout: float = 40) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while True:
-        with contextlib.suppress(httpx.HTTPError):
-            reply = httpx.get(f"http://127.0.0.1:{port}/health", timeout=1)
-            if reply.status_code == 200:
-                return dict(reply.json())
-        if serving is not None and serving.proc.poll() is not None:
-            raise RuntimeError(f"the server ended: {serving.log.read_text()[-3000:]}")
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"nothing answers on {port}")
-        time.sleep(0.1)
-
-
-@pytest.fixture
-def started() -> Iterator[list[Serve]]:
-    running: list[Serve] = []
-    yield running
-    for s in running:
-        s.kill()
 
 
 def node(port: int) -> Live:
@@ -154,15 +104,20 @@ def owner_port(code: str, ports: list[int]) -> int:
 # -- every core of one machine --------------------------------------------------------------
 
 
+def two_workers(tmp: Path, started: list[Serve]) -> int:
+    """``flyswat serve --workers 2`` on a fresh SQLite file: its public port (the workers'
+    are the next two)."""
+    port = free_ports(3)
+    args = ["--workers", "2", "--port", str(port), "--db", f"sqlite:///{tmp / 'w.db'}"]
+    started.append(Serve(args, tmp / "w.log", [port, port + 1, port + 2]))
+    return port
+
+
 @pytest.mark.anyio
 async def test_two_workers_on_one_port_share_the_tables_and_play_them_to_the_end(
     tmp_path: Path, started: list[Serve]
 ) -> None:
-    port = free_ports(3)
-    db = f"sqlite:///{tmp_path / 'w.db'}"
-    sup = Serve(["--workers", "2", "--port", str(port), "--db", db], tmp_path / "w.log",
-                [port, port + 1, port + 2])  # fmt: skip
-    started.append(sup)
+    port = two_workers(tmp_path, started)
     public, one, two = node(port), node(port + 1), node(port + 2)
     tables = [await game(public, one if i % 2 else two) for i in range(6)]
     runs = [(await asyncio.to_thread(until_health, p))["tables"] for p in (port + 1, port + 2)]
@@ -178,11 +133,7 @@ async def test_two_workers_on_one_port_share_the_tables_and_play_them_to_the_end
 async def test_a_worker_killed_mid_game_its_table_finishes_and_the_record_verifies(
     tmp_path: Path, started: list[Serve]
 ) -> None:
-    port = free_ports(3)
-    db = f"sqlite:///{tmp_path / 'k.db'}"
-    sup = Serve(["--workers", "2", "--port", str(port), "--db", db], tmp_path / "k.log",
-                [port, port + 1, port + 2])  # fmt: skip
-    started.append(sup)
+    port = two_workers(tmp_path, started)
     one, two = node(port + 1), node(port + 2)
     code, a, b = await game(one, two)
     owner = owner_port(code, [port + 1, port + 2])
@@ -199,20 +150,6 @@ async def test_a_worker_killed_mid_game_its_table_finishes_and_the_record_verifi
 
 
 # -- many machines: PostgreSQL and Redis ------------------------------------------------------
-
-
-@pytest.fixture
-def redis_url() -> str:
-    """A Redis database of its own, emptied (skipped unless FLYSWAT_TEST_REDIS is set)."""
-    url = os.environ.get("FLYSWAT_TEST_REDIS")
-    if not url:
-        pytest.skip("FLYSWAT_TEST_REDIS is not set")
-    import redis
-
-    client = redis.Redis.from_url(url)
-    client.flushdb()
-    client.close()
-    return url
 
 
 def nodes(n: int, db: str, redis_url: str, tmp: Path, started: list[Serve]) -> list[int]:

@@ -30,10 +30,10 @@ from flyswat.server.cluster import Cluster
 from flyswat.server.store import Store
 from flyswat.table.core import Table
 from flyswat.table.io import Join, Sources
-from harness.server import free_ports
+from harness.server import Serve, free_ports, until_health
 
 from .conftest import FAST
-from .test_cluster import Serve, game, node, owner_port, play_through, record, until_health
+from .test_cluster import game, node, owner_port, play_through, record
 
 # -- the write fence -----------------------------------------------------------------------
 
@@ -90,30 +90,6 @@ def test_a_node_that_lost_its_table_mid_commit_cannot_write_behind_the_adopter(a
 
 
 # -- nodes as processes --------------------------------------------------------------------
-
-
-@pytest.fixture
-def started() -> Iterator[list[Serve]]:
-    running: list[Serve] = []
-    yield running
-    for s in running:
-        with contextlib.suppress(Exception):
-            os.kill(s.proc.pid, signal.SIGCONT)
-        s.kill()
-
-
-@pytest.fixture
-def redis_url() -> str:
-    """Redis database 14, emptied (skipped unless FLYSWAT_TEST_REDIS is set)."""
-    url = os.environ.get("FLYSWAT_TEST_REDIS")
-    if not url:
-        pytest.skip("FLYSWAT_TEST_REDIS is not set")
-    import redis
-
-    client = redis.Redis.from_url(url)
-    client.flushdb()
-    client.close()
-    return url
 
 
 def cluster_of(

@@ -4,19 +4,16 @@ one that does, and the game is played to its end with no error on either page.""
 
 from __future__ import annotations
 
-import subprocess
-import sys
+import signal
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, expect
 
-from harness.server import free_ports
+from harness.server import Serve, free_ports
 
-from .conftest import ROOT
 from .test_play import Player, _create_table, _join, _record
 
 
@@ -25,31 +22,14 @@ def workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     """The public port of a ``flyswat serve --workers 2`` (its workers: port+1, port+2)."""
     port = free_ports(3)
     db = tmp_path_factory.mktemp("workers") / "w.db"
-    with (tmp_path_factory.getbasetemp() / "workers.log").open("w") as log:
-        proc = subprocess.Popen(
-            [*(sys.executable, "-m", "flyswat.cli", "serve", "--port", str(port)),
-             *("--workers", "2", "--db", f"sqlite:///{db}", "--bot-pace", "0.3")],
-            stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
-        )  # fmt: skip
+    args = ["--port", str(port), "--workers", "2", "--db", f"sqlite:///{db}", "--bot-pace", "0.3"]
+    serving = Serve(
+        args, tmp_path_factory.getbasetemp() / "workers.log", [port, port + 1, port + 2]
+    )
     try:
-        for p in (port, port + 1, port + 2):
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    with urllib.request.urlopen(f"http://127.0.0.1:{p}/health", timeout=1):
-                        break
-                except OSError:
-                    if proc.poll() is not None or time.monotonic() > deadline:
-                        raise RuntimeError("flyswat serve --workers 2 did not start") from None
-                    time.sleep(0.1)
         yield port
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=40)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        serving.kill(signal.SIGTERM)
 
 
 def test_players_through_two_workers_play_a_game_to_the_end(

@@ -29,7 +29,7 @@ import time
 #: A worker that dies is started again after this pause (seconds), doubled for each time
 #: in a row it died within :data:`STEADY_S` of its start, up to :data:`MAX_RESTART_S`; past
 #: :data:`MAX_QUICK_FAILURES` such deaths in a row the supervisor stops, with status 1.
-RESTART_S = 0.5
+RESTART_S = 1.0
 MAX_RESTART_S = 30.0
 STEADY_S = 60.0
 MAX_QUICK_FAILURES = 5
