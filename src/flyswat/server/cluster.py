@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+import sqlite3
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -444,8 +445,7 @@ def _held_by(node: str | None) -> Any:
     return owners.c.node.is_(None) if node is None else owners.c.node == node
 
 
-def fence_query() -> Any:
-    """Of the tables ``codes``, those that ``node`` owns (the store's write fence)."""
+def _fence() -> Any:
     codes: Any = bindparam("codes", expanding=True)
     mine = and_(owners.c.code.in_(codes), owners.c.node == bindparam("me"))
     # FOR SHARE on PostgreSQL: an adoption's UPDATE of these rows waits for this commit, and
@@ -453,15 +453,44 @@ def fence_query() -> Any:
     return select(owners.c.code).where(mine).with_for_update(read=True)
 
 
+#: Of the tables ``codes``, those that node ``me`` owns: the store's write fence (one
+#: statement, built once: SQLAlchemy compiles it once).
+FENCE = _fence()
+
+
 def write_lock(conn: Connection) -> None:
     """Take the database's write lock at the start of this transaction (SQLite: ``BEGIN
     IMMEDIATE``, so that a check made in it still holds at its commit; PostgreSQL locks
-    rows instead)."""
+    rows instead).
+
+    SQLite's own busy handler sleeps 1, 2, 5, 10 … ms between its tries, so a writer that
+    finds another process's writer at its commit may wait tens of ms for a lock held for a
+    fraction of one: the lock is asked for here every :data:`LOCK_POLL_S` instead (the
+    sleep releases the GIL), for up to :data:`LOCK_WAIT_S`."""
     if conn.dialect.name != "sqlite":
         return
-    dbapi = conn.connection.dbapi_connection
-    if dbapi is not None and not dbapi.in_transaction:
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+    dbapi: Any = conn.connection.dbapi_connection
+    if dbapi is None or dbapi.in_transaction:
+        return
+    deadline = time.monotonic() + LOCK_WAIT_S
+    dbapi.execute("PRAGMA busy_timeout=0")
+    try:
+        while True:
+            try:
+                dbapi.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e) or time.monotonic() > deadline:
+                    raise
+                time.sleep(LOCK_POLL_S)
+    finally:
+        dbapi.execute(f"PRAGMA busy_timeout={round(LOCK_WAIT_S * 1000)}")
+
+
+#: How often a writer asks for SQLite's write lock while another process holds it, and for
+#: how long at most (the busy timeout of every connection).
+LOCK_POLL_S = 0.0003
+LOCK_WAIT_S = 5.0
 
 
 def owner_row(code: str, node: str, now: float) -> Any:

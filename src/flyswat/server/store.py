@@ -185,7 +185,7 @@ class Store:
         codes = {code for code, _ in batch} - new
         if not codes:
             return set()
-        owned = conn.execute(cluster.fence_query(), {"codes": list(codes), "me": self.node})
+        owned = conn.execute(cluster.FENCE, {"codes": list(codes), "me": self.node})
         return codes - {r[0] for r in owned}
 
     def _append(
