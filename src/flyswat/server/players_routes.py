@@ -189,14 +189,22 @@ class Players:
         me = self.who(body.player, body.secret)
         assert me is not None
         pid, name, rating = me
-        for table in reversed(list(self.runner.tables.values())):
-            if table.listed() and table.options.autofill_ms is not None and not _seated(table, pid):
-                seat, token = (await self.runner.act(table, Join(name, pid, rating))).reply
-                return _seated_reply(table, seat, token)
+        newest = list(reversed(self.runner.tables.values()))
+        # A seat already held at an unfinished Play now table (a resent Play now, whose join
+        # may have filled the table and started its game) first; else a free one.
+        held = (t for t in newest if _play_now(t) and t.state in ("lobby", "playing")
+                and _seated(t, pid))  # fmt: skip
+        free = (t for t in newest if _play_now(t) and t.listed())
+        table = next(held, None) or next(free, None)
+        if table is not None:
+            join = Join(name, pid, rating, key=body.secret)
+            seat, token = (await self.runner.act(table, join)).reply
+            return _seated_reply(table, seat, token)
         self._limited(request)
         create = p.CreateTable.model_validate({"name": name, "seats": PLAY_NOW_SEATS,
             "remove": PLAY_NOW_REMOVE, "autofill_ms": self.wait_ms})  # fmt: skip
-        table, seat, token = await self.runner.create(create, player=pid, rating=rating)
+        table, seat, token = await self.runner.create(create, player=pid, rating=rating,
+                                                      key=body.secret)  # fmt: skip
         return _seated_reply(table, seat, token)
 
     def routes(self) -> list[Route]:
@@ -237,6 +245,10 @@ def ps_now() -> str:
     from flyswat.server.store import now_iso
 
     return now_iso()
+
+
+def _play_now(table: Table) -> bool:
+    return table.options.autofill_ms is not None
 
 
 def _seated(table: Table, player: str) -> bool:
