@@ -93,7 +93,7 @@ def test_a_key_never_opens_an_identified_seat_nor_another_table() -> None:
 
 def test_a_released_seat_is_not_given_back_to_its_key() -> None:
     h = Harness(4)
-    seat, token = h.do(Join("Bruno", key=KEY)).reply
+    seat = h.do(Join("Bruno", key=KEY)).reply[0]
     h.at(h.now + h.table.seat_ttl_ms + 1)  # never connected: the seat is given up
     assert not h.table.seats[seat].joined
     h.do(Join("Carla"))  # takes the freed seat
