@@ -102,6 +102,16 @@ def slope_mb_per_min(samples: list[tuple[float, float]]) -> float:
     return sxy / sxx * 60 if sxx else float("nan")
 
 
+def by_minute(samples: list[tuple[float, float]], t0: float) -> list[tuple[int, float]]:
+    """The mean RSS of each whole minute after ``t0``: ``(minute, MB)``, minutes with no
+    sample (the server down) left out."""
+    minutes: dict[int, list[float]] = {}
+    for t, r in samples:
+        if t >= t0:
+            minutes.setdefault(int((t - t0) // 60), []).append(r)
+    return [(m, sum(rs) / len(rs)) for m, rs in sorted(minutes.items())]
+
+
 def plot(sampler: Sampler, kill_t: float, restart_t: float, end_t: float, path: Path,
          title: str) -> None:  # fmt: skip
     """RSS over time, the kill and the restart marked, and the tables the server holds."""
@@ -147,6 +157,13 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="quick players, short games")
     parser.add_argument("--plot", type=Path, help="write the RSS plot here (PNG)")
     parser.add_argument("--keep", type=Path, help="keep the database, records and log here")
+    parser.add_argument(
+        "--warmup",
+        type=float,
+        default=2.0,
+        help="minutes after the start and after the restart left out of the RSS slopes "
+        "(tables filling, the heap growing to its working size)",
+    )
     args = parser.parse_args()
     raise_fd_limit()
     with tempfile.TemporaryDirectory(prefix="flyswat-soak-") as tmp:
@@ -212,8 +229,14 @@ def main() -> None:
         total = {k: sum(o[k] for o in outs) for k in
                  ("games_started", "games_over", "records", "drops", "reconnects",
                   "failed_connects", "tables_opened", "received", "sent")}  # fmt: skip
-        before = [(t, r) for t, r in sampler.rss if t_go + 60 < t < kill_t]
-        after = [(t, r) for t, r in sampler.rss if restart_t + 60 < t < end_t]
+        warm = args.warmup * 60
+        before = [(t, r) for t, r in sampler.rss if t_go + warm < t < kill_t]
+        after = [(t, r) for t, r in sampler.rss if restart_t + warm < t < end_t]
+        minutes = by_minute(sampler.rss, t_go)
+        errors_seen: dict[str, int] = {}
+        for o in outs:
+            for k, v in o["errors"].items():
+                errors_seen[k] = errors_seen.get(k, 0) + v
         print(
             f"soak: {args.minutes:g} min of play + drain, {args.tables} tables kept in play "
             f"({mixed} with 2 server bots), {args.drops:g} drops/player/min\n"
@@ -228,8 +251,13 @@ def main() -> None:
             f"{before[-1][1] if before else float('nan'):.0f}, max "
             f"{max(r for _, r in sampler.rss):.0f}, end {sampler.rss[-1][1]:.0f}; slope "
             f"{slope_mb_per_min(before):+.2f} MB/min before the kill, "
-            f"{slope_mb_per_min(after):+.2f} MB/min after the restart\n"
-            f"  restart: back on /health {restart_s:.1f} s after starting again",
+            f"{slope_mb_per_min(after):+.2f} MB/min after the restart (each after "
+            f"{args.warmup:g} min of warm-up)\n"
+            f"  server RSS MB by minute of play: "
+            + " ".join(f"{m}:{r:.0f}" for m, r in minutes)
+            + f"\n  kill -9 at {(kill_t - t_go) / 60:.1f} min of play; back on /health "
+            f"{restart_s:.1f} s after starting again\n"
+            f"  counted by the players: {errors_seen or 'nothing'}",
             flush=True,
         )
         if args.plot:

@@ -30,6 +30,7 @@ import math
 import os
 import random
 import resource
+import secrets
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -369,12 +370,15 @@ class Worker:
     # -- tables -------------------------------------------------------------------------------
 
     async def _request(self, method: str, path: str, body: Any = None) -> httpx.Response:
+        """The reply to a request, the same request sent again while no reply comes (each
+        resend counted in ``errors["resent <path's last part>"]``)."""
         assert self.http is not None
         async with self._gate:
             for attempt in range(20):
                 try:
                     return await self.http.request(method, path, json=body)
                 except httpx.TransportError:
+                    self.stats.errors[f"resent {path.rsplit('/', 1)[-1]}"] += 1
                     await asyncio.sleep(0.2 + 0.2 * attempt)
             raise TimeoutError(f"{method} {path}: the server did not answer")
 
@@ -391,14 +395,15 @@ class Worker:
         seated = [reply.json()]
         code = seated[0]["code"]
         for i in range(1, plan.seats - plan.bots):
-            joined = await self._request("POST", f"/api/tables/{code}/join", {"name": f"p{i}"})
-            if joined.status_code == 409 and self.stats.errors["open_abandoned"] < 100:
-                # A join the server stored, whose reply a kill -9 cut off, was sent again and
-                # took a second seat: this lobby is full. Leave it to expire; open another.
-                self.stats.errors["open_abandoned"] += 1
-                return await self.open_table(deadline)
+            # One request key per join: a join resent after its reply was lost (a kill -9)
+            # gets the seat it took (docs/PROTOCOL.md, A join is idempotent).
+            body = {"name": f"p{i}", "request": secrets.token_urlsafe(16)}
+            joined = await self._request("POST", f"/api/tables/{code}/join", body)
             joined.raise_for_status()
             seated.append(joined.json())
+        seats = [s["seat"] for s in seated]
+        if len(set(seats)) != len(seats):  # a resent join given a second seat: a defect
+            raise RuntimeError(f"table {code}: a join took two seats: {seats}")
         table = LoadTable(code, seated, seats=plan.seats)
         players = [
             LoadPlayer(

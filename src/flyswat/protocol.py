@@ -25,6 +25,9 @@ from flyswat.rules import MAX_SEATS, MAX_SLAP_WINDOW_MS, MIN_SEATS, MIN_SLAP_WIN
 PROTOCOL_VERSION = 3
 MAX_MESSAGE_BYTES = 4096
 MAX_NAME = 32
+#: A join's request key (:class:`JoinTable`): base64url, 22 characters (16 bytes) to 64.
+REQUEST_KEY_MIN, REQUEST_KEY_MAX = 22, 64
+REQUEST_KEY_PATTERN = r"^[A-Za-z0-9_-]+$"
 
 # -- shared parts ---------------------------------------------------------------------------
 
@@ -221,11 +224,25 @@ class CreateTable(TableOptions):
 
 
 class JoinTable(_Model):
-    """``POST /api/tables/{code}/join``; ``player`` and ``secret`` as in :class:`CreateTable`."""
+    """``POST /api/tables/{code}/join``; ``player`` and ``secret`` as in :class:`CreateTable`.
+
+    ``request``: a key the client draws at random for one join attempt and sends again when
+    it retries that attempt (a reply lost to a dropped connection or a restart): a join whose
+    key was already used at the table answers that seat and its token, storing nothing. The
+    token is derived from the key, so the key is as secret as the token; at least 22
+    base64url characters (16 random bytes). With an identity, the identity does this and the
+    key is not used."""
 
     name: str = Field(min_length=1, max_length=MAX_NAME)
     player: str | None = Field(None, max_length=64)
     secret: str | None = Field(None, max_length=64)
+    request: str | None = Field(
+        None,
+        min_length=REQUEST_KEY_MIN,
+        max_length=REQUEST_KEY_MAX,
+        pattern=REQUEST_KEY_PATTERN,
+        description="random, secret: 16 or more random bytes in base64url, one per join attempt",
+    )
 
 
 class TableList(_Model):

@@ -10,7 +10,7 @@ import json
 import time
 from pathlib import Path
 
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page, Route, expect
 
 from flyswat.record import verify_record
 
@@ -142,5 +142,42 @@ def test_the_host_removes_a_player_who_comes_back_and_leaves_and_a_bot_sits_down
     host.click(".seat-list li[data-seat='2'] [data-action=seat-bot]")
     expect(host.locator(".seat-list li[data-seat='2'] .pill.bot")).to_be_visible()
     expect(host.locator(".seat-list li[data-seat='2'] .pill.rating")).to_have_text("1000")
+    laptop.close()
+    other.close()
+
+
+def test_a_join_whose_reply_is_lost_is_sent_again_and_gets_the_same_seat(
+    server: str, browser: Browser
+) -> None:
+    laptop = browser.new_context(viewport={"width": 1280, "height": 800}, locale="en")
+    other = browser.new_context(viewport={"width": 1024, "height": 700}, locale="en")
+    host, guest = laptop.new_page(), other.new_page()
+    host.goto(server + "/")
+    host.fill("form#create input[name=name]", "Rosa")
+    host.select_option("select[name=seats]", "3")
+    host.select_option("select[name=seat1]", "human")
+    host.select_option("select[name=seat2]", "human")
+    host.uncheck("form#create input[name=public]")
+    host.click("form#create button[type=submit]")
+    link = host.input_value("#share-link")
+    sent: list[dict[str, str]] = []
+
+    def lose_the_first_reply(route: Route) -> None:
+        sent.append(route.request.post_data_json)
+        if len(sent) == 1:
+            route.fetch()  # the server takes the seat and stores it ...
+            route.abort("connectionreset")  # ... and its reply never arrives
+        else:
+            route.continue_()
+
+    guest.route("**/api/tables/*/join", lose_the_first_reply)
+    guest.goto(link)
+    guest.fill("form#join-seat input[name=name]", "Sven")
+    guest.click("form#join-seat button")
+    expect(host.locator(".seat-list li[data-seat='1'] .who")).to_contain_text("Sven")
+    expect(guest.locator("form#join-seat")).to_have_count(0)  # seated, with the token
+    assert len(sent) == 2 and sent[0] == sent[1]  # the same attempt: the same request key
+    assert len(sent[0]["request"]) == 22
+    expect(host.locator(".seat-list li[data-seat='2'].free")).to_have_count(1)  # no 2nd seat
     laptop.close()
     other.close()

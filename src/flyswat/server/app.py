@@ -148,7 +148,8 @@ def _routes(
                 raise IllegalActionError("too many new tables from this address", "too_many_tables")
             body = body.model_copy(update={"name": name})
             player, rating = (me[0], me[2]) if me else (None, None)
-            table, seat, token = await runner.create(body, player, rating)
+            key = body.secret if me else None  # the host's token, as a join's (idempotent)
+            table, seat, token = await runner.create(body, player, rating, key=key)
         except FlyswatError as e:
             return _error(e)
         return JSONResponse(seated(table, seat, token).model_dump(), status_code=201)
@@ -179,7 +180,9 @@ def _routes(
                 return table
             body = await _body(request, p.JoinTable)
             me = players.who(body.player, body.secret)
-            join = Join(me[1], me[0], me[2]) if me else Join(players.anonymous_name(body.name))
+            # A resent join gets the seat it already holds: by the identity, or the key.
+            join = (Join(me[1], me[0], me[2], key=body.secret) if me
+                    else Join(players.anonymous_name(body.name), key=body.request))  # fmt: skip
             seat, token = (await runner.act(table, join)).reply
         except FlyswatError as e:
             return _error(e)

@@ -204,29 +204,38 @@ class Players:
         assert me is not None
         pid, name, rating = me
         async with self.seating:  # those who ask together at this node sit together
-            here = await self._play_now_here(pid, name, rating)
+            here = await self._play_now_here(pid, name, rating, body.secret)
         if here is not None:
             return here
         elsewhere = await self._play_now_elsewhere(request, body)
         if elsewhere is not None:
             return elsewhere
         async with self.seating:
-            here = await self._play_now_here(pid, name, rating)  # opened meanwhile?
+            here = await self._play_now_here(pid, name, rating, body.secret)  # opened since?
             if here is not None:
                 return here
             self._limited(request)
             create = p.CreateTable.model_validate({"name": name, "seats": PLAY_NOW_SEATS,
                 "remove": PLAY_NOW_REMOVE, "autofill_ms": self.wait_ms})  # fmt: skip
-            table, seat, token = await self.runner.create(create, player=pid, rating=rating)
+            table, seat, token = await self.runner.create(create, player=pid, rating=rating,
+                                                          key=body.secret)  # fmt: skip
         return _seated_reply(table, seat, token)
 
-    async def _play_now_here(self, pid: str, name: str, rating: int) -> Response | None:
-        """A seat at this node's newest open Play now table, if it has one."""
-        for table in reversed(list(self.runner.tables.values())):
-            if table.listed() and table.options.autofill_ms is not None and not _seated(table, pid):
-                seat, token = (await self.runner.act(table, Join(name, pid, rating))).reply
-                return _seated_reply(table, seat, token)
-        return None
+    async def _play_now_here(
+        self, pid: str, name: str, rating: int, secret: str | None
+    ) -> Response | None:
+        """A seat at this node's Play now tables: one already held at an unfinished one (a
+        resent Play now, whose join may have filled the table and started its game) first,
+        else one free at the newest open one; None if there is neither."""
+        newest = list(reversed(self.runner.tables.values()))
+        held = (t for t in newest if _play_now(t) and t.state in ("lobby", "playing")
+                and _seated(t, pid))  # fmt: skip
+        free = (t for t in newest if _play_now(t) and t.listed())
+        table = next(held, None) or next(free, None)
+        if table is None:
+            return None
+        seat, token = (await self.runner.act(table, Join(name, pid, rating, key=secret))).reply
+        return _seated_reply(table, seat, token)
 
     def _matchmaker(self) -> Owner | None:
         """The node where Play now seats its players now, if not this one (nor a request
@@ -249,8 +258,6 @@ class Players:
             if entry.node == cluster.node or url is None:
                 continue
             if info["options"].get("autofill_ms") is None:
-                continue
-            if any(x.get("player") == body.player for x in info["players"]):
                 continue
             owner = Owner(entry.node, url, True)
             join = orjson.dumps({"player": body.player, "secret": body.secret})
@@ -311,6 +318,10 @@ def ps_now() -> str:
     from flyswat.server.store import now_iso
 
     return now_iso()
+
+
+def _play_now(table: Table) -> bool:
+    return table.options.autofill_ms is not None
 
 
 def _seated(table: Table, player: str) -> bool:

@@ -44,7 +44,7 @@ from flyswat.table.io import (
     StartBy,
     Tick,
 )
-from flyswat.table.seats import Conn, Seat, clean_name, token_hash
+from flyswat.table.seats import Conn, Seat, clean_name, seat_token, token_hash
 from flyswat.table.sessions import CLOSE_POLICY
 from flyswat.view import view
 from flyswat.wire import Deltas, private_of
@@ -130,10 +130,13 @@ class Table:
     @classmethod
     def create(
         cls, code: str, options: p.TableOptions, host_name: str, sources: Sources, now: float,
-        *, player: str | None = None, rating: int | None = None, **kw: Any,
+        *, player: str | None = None, rating: int | None = None, key: str | None = None,
+        **kw: Any,
     ) -> tuple[Table, Outcome]:  # fmt: skip
         """A new table whose host takes the first human seat; the outcome's ``reply`` is
-        ``(seat, token)``. Raises ``bad_options``, ``bad_rules``, ``bad_level``, ``bad_name``."""
+        ``(seat, token)``; the token is derived from ``key`` when given (as a
+        :class:`~flyswat.table.io.Join`'s). Raises ``bad_options``, ``bad_rules``,
+        ``bad_level``, ``bad_name``."""
         check_options(options)
         name = clean_name(host_name)
         host = next(s for s in range(options.seats) if s not in {b.seat for b in options.bots})
@@ -142,7 +145,7 @@ class Table:
         table.idle_since = table.now = now
         out = table._begin()
         out.events.append(created)
-        token = sources.token()
+        token = seat_token(key, code) if key is not None else sources.token()
         table.emit(ev.Joined(seat=host, name=name, token_hash=token_hash(token), player=player,
                              rating=rating))  # fmt: skip
         lifecycle.arm(table, now)
@@ -253,8 +256,8 @@ class Table:
                     and turn == len(game.turns)
                 ):
                     self.clock.delivered(conn.seat, now)
-            case Join(name=name):
-                self.out.reply = self._join(name, now, command.player, command.rating)
+            case Join():
+                self.out.reply = self._join(command, now)
             case StartBy(token=token):
                 seat = next((s.index for s in self.seats if s.holds(token)), None)
                 if seat is None:
@@ -468,27 +471,54 @@ class Table:
         if away:
             self.table_update()
 
-    def _join(
-        self, name: str, now: float, player: str | None = None, rating: int | None = None
-    ) -> tuple[int, str]:
+    def _join(self, join: Join, now: float) -> tuple[int, str]:
+        """``(seat, token)`` of a join: the seat it already holds, if it does (whatever the
+        state but expired: a join that filled a Play now table started its game), or the
+        next free seat of the lobby."""
         if self.state == "expired":
             raise IllegalActionError("this lobby was left unused and has closed", "expired")
+        cleaned = clean_name(join.name)
+        token = seat_token(join.key, self.code) if join.key is not None else None
+        held = self._held(join.player, token)
+        if held is not None:
+            return held.index, self._token_again(held, token)
         if self.state != "lobby":
             raise IllegalActionError("the game has already started", "already_started")
-        cleaned = clean_name(name)
         free = next((s for s in self.seats if not s.joined), None)
         if free is None:
             raise IllegalActionError("every seat is taken", "table_full")
-        if player is not None and any(s.player == player for s in self.seats):
-            raise IllegalActionError("you already hold a seat at this table", "table_full")
-        token = self.sources.token()
+        token = token if token is not None else self.sources.token()
         self.emit(ev.Joined(seat=free.index, name=cleaned, token_hash=token_hash(token),
-                            player=player, rating=rating))  # fmt: skip
+                            player=join.player, rating=join.rating))  # fmt: skip
         free.away_since = now  # until its holder connects
         self.idle_since = now if not self.conns else None
         self.table_update()
         lifecycle.joined(self, now)
         return free.index, token
+
+    def _held(self, player: str | None, token: str | None) -> Seat | None:
+        """The seat a join already holds: its player's (with an identity), or the anonymous
+        seat that ``token`` (derived from the join's key) opens."""
+        for s in self.seats:
+            if s.is_bot or not s.joined:
+                continue
+            if player is not None and s.player == player:
+                return s
+            if player is None and token is not None and s.player is None and s.holds(token):
+                return s
+        return None
+
+    def _token_again(self, seat: Seat, token: str | None) -> str:
+        """The token of a seat joined again: the same one, storing nothing, when the key
+        still derives it. Otherwise (the identity moved to another device since, with a new
+        secret; a seat taken before tokens were derived) the seat's player is given a new
+        token, stored, and the old one stops opening the seat."""
+        if token is not None and seat.holds(token):
+            return token
+        token = token if token is not None else self.sources.token()
+        self.emit(ev.Joined(seat=seat.index, name=str(seat.name), token_hash=token_hash(token),
+                            player=seat.player, rating=seat.rating))  # fmt: skip
+        return token
 
     def _start(self, seat: int, now: float) -> None:
         if self.state == "expired":

@@ -72,11 +72,16 @@ class Sent:
 class Join:
     """Someone takes the next free human seat under ``name`` (HTTP); ``player`` is their
     id when they came with an identity (checked by the server), ``rating`` their shown
-    rating."""
+    rating. ``key``, when given, makes the join idempotent: the seat's token is derived
+    from it (:func:`~flyswat.table.seats.seat_token`), and a join that already holds a
+    seat — the same ``player``, or without one the seat that key's token opens — gets that
+    seat and token back. The server passes the player's secret, or an anonymous join's
+    request key."""
 
     name: str
     player: str | None = None
     rating: int | None = None
+    key: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import secrets
@@ -114,6 +115,16 @@ class Seat:
 def token_hash(token: str) -> str:
     """What the store keeps of a token: its SHA-256, hex."""
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def seat_token(key: str, code: str) -> str:
+    """The seat token of a join at table ``code`` that came with ``key`` (the player's secret,
+    or an anonymous join's request key): HMAC-SHA256 of the code under the key, 24 bytes in
+    base64url (32 characters, as a random token). The same key and table give the same
+    token, so a join sent again gets the token its lost reply carried; the store keeps only
+    the token's hash, from which neither the key nor the token can be found."""
+    mac = hmac.new(key.encode("utf-8"), b"flyswat seat token/" + code.encode("utf-8"), "sha256")
+    return base64.urlsafe_b64encode(mac.digest()[:24]).decode("ascii")
 
 
 def new_code() -> str:

@@ -42,14 +42,40 @@ export async function ensureMe(name) {
 
 const enc = encodeURIComponent;
 
+/** A join attempt's request key (docs/PROTOCOL.md, JoinTable): 16 random bytes, base64url. */
+export function requestKey() {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/**
+ * `call()`, made again (up to `tries` times in all, a growing pause between) when no answer
+ * came — the network failed or the server was restarting (a 5xx) —, for requests that are
+ * idempotent: a join resent with its request key, or by its identity, gets the seat it took.
+ */
+export async function retried(call, tries = 4, pauseMs = 500) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (err) {
+      const unanswered = err.code === "network" || err.status >= 500;
+      if (!unanswered || attempt >= tries) throw err;
+      await new Promise((r) => setTimeout(r, pauseMs * attempt));
+    }
+  }
+}
+
 export const players = {
   profile: (id) => request("GET", `/api/players/${enc(id)}`),
   games: (id, before) => request("GET", `/api/players/${enc(id)}/games${before ? `?before=${enc(before)}` : ""}`),
   leaderboard: (offset = 0) => request("GET", `/api/leaderboard?offset=${offset}`),
   game: (gameId) => request("GET", `/api/games/${enc(gameId)}`),
-  playNow: () => request("POST", "/api/play", auth()),
+  playNow: () => retried(() => request("POST", "/api/play", auth())),
   createTable: (options) => request("POST", "/api/tables", { ...options, ...auth() }),
-  joinTable: (code, name) => request("POST", `/api/tables/${enc(code)}/join`, { name, ...auth() }),
+  joinTable: (code, name) => {
+    const body = { name, request: requestKey(), ...auth() }; // one key for this attempt's retries
+    return retried(() => request("POST", `/api/tables/${enc(code)}/join`, body));
+  },
   claimCode: () => request("POST", "/api/players/claim-code", auth()),
   claim: (code) => request("POST", "/api/players/claim", { code }),
 };
