@@ -35,7 +35,6 @@ from sqlalchemy import (
     String,
     Table,
     Text,
-    and_,
     bindparam,
     delete,
     insert,
@@ -447,14 +446,19 @@ def _held_by(node: str | None) -> Any:
 
 def _fence() -> Any:
     codes: Any = bindparam("codes", expanding=True)
-    mine = and_(owners.c.code.in_(codes), owners.c.node == bindparam("me"))
+    # By the primary key only (with ``node = ?`` beside it SQLite walks the node's index:
+    # every table of the node, each commit); the node is compared by the caller.
     # FOR SHARE on PostgreSQL: an adoption's UPDATE of these rows waits for this commit, and
     # then loads what it wrote (SQLite: the writer's transaction holds the write lock).
-    return select(owners.c.code).where(mine).with_for_update(read=True)
+    return (
+        select(owners.c.code, owners.c.node)
+        .where(owners.c.code.in_(codes))
+        .with_for_update(read=True)
+    )
 
 
-#: Of the tables ``codes``, those that node ``me`` owns: the store's write fence (one
-#: statement, built once: SQLAlchemy compiles it once).
+#: The owners of the tables ``codes``: the store's write fence (one statement, built once:
+#: SQLAlchemy compiles it once).
 FENCE = _fence()
 
 
@@ -473,7 +477,9 @@ def write_lock(conn: Connection) -> None:
     if dbapi is None or dbapi.in_transaction:
         return
     deadline = time.monotonic() + LOCK_WAIT_S
-    dbapi.execute("PRAGMA busy_timeout=0")
+    polling = conn.info.get(POLLING, False)  # a connection kept without a busy timeout
+    if not polling:
+        dbapi.execute("PRAGMA busy_timeout=0")
     try:
         while True:
             try:
@@ -484,7 +490,21 @@ def write_lock(conn: Connection) -> None:
                     raise
                 time.sleep(LOCK_POLL_S)
     finally:
-        dbapi.execute(f"PRAGMA busy_timeout={round(LOCK_WAIT_S * 1000)}")
+        if not polling:
+            dbapi.execute(f"PRAGMA busy_timeout={round(LOCK_WAIT_S * 1000)}")
+
+
+def poll_for_lock(conn: Connection) -> None:
+    """Keep ``conn`` (the writer's own, whose every transaction begins with
+    :func:`write_lock`) without SQLite's busy timeout, rather than set and reset it at each
+    commit."""
+    if conn.dialect.name == "sqlite":
+        conn.exec_driver_sql("PRAGMA busy_timeout=0")
+        conn.commit()
+        conn.info[POLLING] = True
+
+
+POLLING = "flyswat.polls_for_lock"
 
 
 #: How often a writer asks for SQLite's write lock while another process holds it, and for

@@ -185,8 +185,8 @@ class Store:
         codes = {code for code, _ in batch} - new
         if not codes:
             return set()
-        owned = conn.execute(cluster.FENCE, {"codes": list(codes), "me": self.node})
-        return codes - {r[0] for r in owned}
+        owners = conn.execute(cluster.FENCE, {"codes": list(codes)})
+        return codes - {code for code, node in owners if node == self.node}
 
     def _append(
         self, conn: Connection, code: str, batch: Sequence[Event], at: str

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.engine import Connection
 
+from flyswat.server import cluster
 from flyswat.server.store import Store
 from flyswat.table.events import Event
 
@@ -109,6 +110,8 @@ class Writer:
     def _run(self) -> None:
         last = 0.0
         with self.store.engine.connect() as conn:  # the writer's own, for good
+            if self.store.node is not None:  # its transactions begin with the write lock
+                cluster.poll_for_lock(conn)
             while True:
                 with self._lock:
                     while not self._queue and not self._stopping:
