@@ -35,7 +35,6 @@ from sqlalchemy import (
     String,
     Table,
     Text,
-    bindparam,
     delete,
     insert,
     or_,
@@ -444,22 +443,25 @@ def _held_by(node: str | None) -> Any:
     return owners.c.node.is_(None) if node is None else owners.c.node == node
 
 
-def _fence() -> Any:
-    codes: Any = bindparam("codes", expanding=True)
-    # By the primary key only (with ``node = ?`` beside it SQLite walks the node's index:
-    # every table of the node, each commit); the node is compared by the caller.
-    # FOR SHARE on PostgreSQL: an adoption's UPDATE of these rows waits for this commit, and
-    # then loads what it wrote (SQLite: the writer's transaction holds the write lock).
-    return (
-        select(owners.c.code, owners.c.node)
-        .where(owners.c.code.in_(codes))
-        .with_for_update(read=True)
-    )
+def owners_of(conn: Connection, codes: list[str]) -> list[tuple[str, str | None]]:
+    """``(code, node)`` of the tables ``codes`` that have an owner row: the store's write
+    fence, checked once a commit.
 
-
-#: The owners of the tables ``codes``: the store's write fence (one statement, built once:
-#: SQLAlchemy compiles it once).
-FENCE = _fence()
+    Through the DB-API's own cursor (SQLAlchemy's statement and rows cost more than the
+    query, once every few ms), by the primary key only (with ``node = ?`` beside it SQLite
+    walks the node's index: every table of the node). ``FOR SHARE`` on PostgreSQL: an
+    adoption's UPDATE of these rows waits for this commit and then loads what it wrote
+    (SQLite: the writer's transaction holds the write lock from its start)."""
+    sqlite = conn.dialect.name == "sqlite"
+    marks = ",".join(("?" if sqlite else "%s") for _ in codes)
+    sql = f"SELECT code, node FROM flyswat_owners WHERE code IN ({marks})"
+    dbapi: Any = conn.connection.dbapi_connection
+    cur = dbapi.cursor()
+    try:
+        cur.execute(sql if sqlite else sql + " FOR SHARE", codes)
+        return [(row[0], row[1]) for row in cur.fetchall()]
+    finally:
+        cur.close()
 
 
 def write_lock(conn: Connection) -> None:

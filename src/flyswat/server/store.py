@@ -185,7 +185,7 @@ class Store:
         codes = {code for code, _ in batch} - new
         if not codes:
             return set()
-        owners = conn.execute(cluster.FENCE, {"codes": list(codes)})
+        owners = cluster.owners_of(conn, sorted(codes))
         return codes - {code for code, node in owners if node == self.node}
 
     def _append(
