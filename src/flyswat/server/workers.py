@@ -59,10 +59,18 @@ def listening(host: str, port: int, shared: bool) -> socket.socket:
 
 
 def die_with_parent() -> None:
-    """Ask Linux to SIGKILL this process when its parent dies (a no-op elsewhere)."""
+    """Ask Linux to SIGKILL this process when its supervisor dies (a no-op elsewhere); if
+    the supervisor is gone already (it died while this worker started), end now."""
     with contextlib.suppress(OSError, AttributeError):
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    supervisor = os.environ.get(SUPERVISOR_ENV)
+    if supervisor and os.getppid() != int(supervisor):
+        os._exit(1)
+
+
+#: The supervisor's pid, in its workers' environment.
+SUPERVISOR_ENV = "FLYSWAT_SUPERVISOR"
 
 
 def supervise(argv: list[str], workers: int) -> int:
@@ -81,7 +89,8 @@ def supervise(argv: list[str], workers: int) -> int:
     def start(slot: int) -> subprocess.Popen[bytes]:
         cmd = [sys.executable, "-m", "flyswat.cli", "serve", *argv, "--workers", "1",
                "--worker-slot", str(slot)]  # fmt: skip
-        return subprocess.Popen(cmd, start_new_session=True)  # signals come from here
+        env = {**os.environ, SUPERVISOR_ENV: str(os.getpid())}
+        return subprocess.Popen(cmd, start_new_session=True, env=env)  # signals come from here
 
     procs = {slot: start(slot) for slot in range(workers)}
     began = dict.fromkeys(procs, time.monotonic())
