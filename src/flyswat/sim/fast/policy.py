@@ -188,7 +188,7 @@ def reaction_times(wf: np.ndarray, wi: np.ndarray, p: int, n: int, state: np.uin
         if h > 0:
             state, extra = ziggurat.ex_gauss(state, wf[p + 3], wf[p + 4], wf[p + 5])
             t += max(0.0, extra)
-        ms = max(floor, last + 1 if h > 0 else 0, int(np.round(t)))
+        ms = max(floor, last + 1 if h > 0 else 0, round(t))  # half to even, as bots.reaction_times
         wi[OUT_MS + h] = ms
         last = ms
     return state
