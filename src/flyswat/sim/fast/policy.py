@@ -22,6 +22,7 @@ from numba import njit
 
 from flyswat.bots import CROWD_ROUNDS
 from flyswat.sim.fast import rng, ziggurat
+from flyswat.sim.fast.fastexp import exp
 
 #: The value of fly ``i`` is ``VALUES[i % 16]`` (R2: 1,1, 2×4, 3×4, 4×4, 5,5).
 VALUES = np.array([1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5], dtype=np.int64)
@@ -218,7 +219,7 @@ def softmax(wf: np.ndarray, p: int, w: int) -> None:
     for v in range(1, 6):
         if wf[COUNT_BY_VALUE + v] > 0:
             if temperature > 0:
-                wf[w + v] = math.exp((wf[w + v] - best) / temperature)
+                wf[w + v] = exp((wf[w + v] - best) / temperature)
             else:
                 wf[w + v] = 1.0 if wf[w + v] == best else 0.0
 
@@ -239,8 +240,8 @@ def crowd(wf: np.ndarray, p: int, s: int, squares: float, n: int, hands: int, ot
         for v in range(1, 6):
             if wf[COUNT_BY_VALUE + v] > 0:
                 one, two = wf[ONE + v], wf[TWO + v]
-                wf[W1 + v] = v * math.exp(-caution * (one / 2 + two * b12))
-                wf[W2 + v] = v * math.exp(-caution * (one * b21 + two / 2))
+                wf[W1 + v] = v * exp(-caution * (one / 2 + two * b12))
+                wf[W2 + v] = v * exp(-caution * (one * b21 + two / 2))
         softmax(wf, p, W1)
         softmax(wf, p, W2)
         total1 = 0.0
@@ -314,7 +315,7 @@ def choose(
         best_v = 0
         for v in range(5, 0, -1):
             if wf[COUNT_BY_VALUE + v] > 0.0:
-                wf[GAINS + v] = v * math.exp(-caution * (wf[ONE + v] * b1 + wf[TWO + v] * b2))
+                wf[GAINS + v] = v * exp(-caution * (wf[ONE + v] * b1 + wf[TWO + v] * b2))
                 if wf[GAINS + v] > best:
                     best = wf[GAINS + v]
                     best_v = v
@@ -326,7 +327,7 @@ def choose(
             for v in range(1, 6):
                 if wf[COUNT_BY_VALUE + v] > 0.0:
                     gain = wf[GAINS + v]  # the best's weight is exp(0) == 1: no call
-                    wf[GAINS + v] = 1.0 if gain == best else math.exp((gain - best) / temperature)
+                    wf[GAINS + v] = 1.0 if gain == best else exp((gain - best) / temperature)
                     weight += wf[COUNT_BY_VALUE + v] * wf[GAINS + v]
             state, u = rng.uniform(state)
             u *= weight
