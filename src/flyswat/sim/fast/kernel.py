@@ -235,8 +235,9 @@ def resolve(
 def bot_hands(
     wf: np.ndarray, wi: np.ndarray, s: int, seats: int, hands: int, window: int, c: np.ndarray
 ) -> None:
-    """Seat ``s``'s bot decides (:func:`flyswat.sim.fast.policy.decide`) and lays its hands."""
-    k = decide(wf, wi, s, wi[N_CENTRE], hands, seats)
+    """Seat ``s``'s bot decides (:func:`flyswat.sim.fast.policy.decide`) and lays its hands;
+    the round must have been judged (:func:`flyswat.sim.fast.policy.judge_round`)."""
+    k = decide(wf, wi, s, hands, seats)
     c[10] += wi[policy.LAPSED]
     c[11] += wi[policy.MISJUDGED]
     for h in range(k):
@@ -331,6 +332,7 @@ def _play_games(
         slaps_t = trace_slaps[t]
         while wi[OVER] == 0:
             if reveal(wi, seats, c) == 1:
+                policy.judge_round(wi, wi[N_CENTRE])
                 for s in range(seats):
                     bot_hands(wf, wi, s, seats, hands, window, c)
                 resolve(wi, c, wrong_g, slaps_t, trace)

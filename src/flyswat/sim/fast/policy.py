@@ -72,14 +72,19 @@ WF_SIZE = CACHE + 9 * SLOTS * ENTRY
 #: Layout of the integer scratch array ``wi``: the policy's part (the game's follows it,
 #: :mod:`flyswat.sim.fast.kernel`).
 ST = 0  # the random generator's state (flyswat.sim.fast.rng)
-TARGETS = 1  # wi[1:97]: the target flies, in centre order
-OUT_CARDS = 97  # wi[97:99]: the planned hands' flies ...
-OUT_MS = 99  # wi[99:101]: ... and times
-LAPSED = 101  # 1 when the last decision was a lapse
-MISJUDGED = 102  # 1 when the last decision misjudged the colour
-CNT = 103  # wi[103:109]: flies in the centre per colour
-CENTRE = 109  # wi[109:205]: the centre's flies, in the order placed
-WI_SIZE = 205
+TARGETS = 1  # wi[1:65]: the target flies, in centre order (a centre has at most 64, R13)
+OUT_CARDS = 65  # wi[65:67]: the planned hands' flies ...
+OUT_MS = 67  # wi[67:69]: ... and times
+LAPSED = 69  # 1 when the last decision was a lapse
+MISJUDGED = 70  # 1 when the last decision misjudged the colour
+CNT = 71  # wi[71:77]: flies in the centre per colour
+CENTRE = 77  # wi[77:173]: the centre's flies, in the order placed
+#: What every seat believes of the open round (judge_round): wi[BELIEVED + 64*b + k] for
+#: k < wi[N_BELIEVED + b] are the flies of the most numerous colours (b = 0) or of the next
+#: most numerous (b = 1, none when the centre holds one count level only), in centre order.
+BELIEVED = 173
+N_BELIEVED = BELIEVED + 2 * 64
+WI_SIZE = N_BELIEVED + 2
 
 
 @njit(cache=True, inline="always")
@@ -130,13 +135,38 @@ def setup(wf: np.ndarray, params: np.ndarray) -> None:
 
 
 @njit(cache=True, inline="always")
-def decide(wf: np.ndarray, wi: np.ndarray, s: int, n_centre: int, hands: int, seats: int) -> int:
-    """Seat ``s``'s planned hands for a round just opened, as :func:`flyswat.bots.decide`;
-    how many.
+def judge_round(wi: np.ndarray, n_centre: int) -> None:
+    """What the bots take for allowed in a round just opened, as
+    :func:`flyswat.bots.believed_colours`: the flies of the most numerous colours and those
+    of the next most numerous, into ``wi[BELIEVED:]`` (see there). Every seat sees the same
+    centre, so this is worked out once a round, not once a seat."""
+    top = 0
+    for c in range(6):
+        top = max(top, wi[CNT + c])
+    second = 0
+    for c in range(6):  # without a branch: which colours are below the top is unpredictable
+        second = max(second, wi[CNT + c] * (wi[CNT + c] < top))
+    right = 0
+    wrong = 0
+    for k in range(n_centre):  # branchless too, for the same reason
+        card = wi[CENTRE + k]
+        count = wi[CNT + card // 16]
+        wi[BELIEVED + right] = card
+        right += count == top
+        wi[BELIEVED + 64 + wrong] = card
+        wrong += count == second
+    wi[N_BELIEVED] = right
+    wi[N_BELIEVED + 1] = wrong
 
-    Reads the centre (``wi[CENTRE:]``, ``n_centre`` flies; ``wi[CNT:]``) and the seat's
-    parameters (``wf[PARAMS:]``); writes the hands to ``wi[OUT_CARDS:]`` and
-    ``wi[OUT_MS:]``, times increasing, and sets ``wi[LAPSED]``, ``wi[MISJUDGED]``.
+
+@njit(cache=True, inline="always")
+def decide(wf: np.ndarray, wi: np.ndarray, s: int, hands: int, seats: int) -> int:
+    """Seat ``s``'s planned hands for a round just opened and judged (:func:`judge_round`),
+    as :func:`flyswat.bots.decide`; how many.
+
+    Reads the believed targets (``wi[BELIEVED:]``) and the seat's parameters
+    (``wf[PARAMS:]``); writes the hands to ``wi[OUT_CARDS:]`` and ``wi[OUT_MS:]``, times
+    increasing, and sets ``wi[LAPSED]``, ``wi[MISJUDGED]``.
     """
     p = PARAMS + NP * s
     state = rng.load(wi[ST])
@@ -147,25 +177,15 @@ def decide(wf: np.ndarray, wi: np.ndarray, s: int, n_centre: int, hands: int, se
         wi[ST] = rng.store(state)
         return 0
     state, u = rng.uniform(state)
-    top = 0
-    for c in range(6):
-        top = max(top, wi[CNT + c])
-    second = 0
-    for c in range(6):
-        if wi[CNT + c] < top:
-            second = max(second, wi[CNT + c])
-    level = top
-    if u < wf[p + 7] and second > 0:
-        level = second
-        wi[MISJUDGED] = 1
-    n = 0  # targets: the flies of a believed colour, in centre order
-    for k in range(n_centre):  # branchless: whether a fly is a target is unpredictable
-        card = wi[CENTRE + k]
-        wi[TARGETS + n] = card
-        n += wi[CNT + card // 16] == level
+    # Misjudging takes the next most numerous colours, if the centre has more than one level.
+    b = 1 if u < wf[p + 7] and wi[N_BELIEVED + 1] > 0 else 0
+    wi[MISJUDGED] = b
+    n = wi[N_BELIEVED + b]
     if n == 0:
         wi[ST] = rng.store(state)
         return 0
+    for k in range(n):  # the seat's own copy: choose() takes the chosen flies out of it
+        wi[TARGETS + k] = wi[BELIEVED + 64 * b + k]
     n_times = 1
     while n_times < min(hands, n):
         state, u = rng.uniform(state)
