@@ -84,7 +84,10 @@ CENTRE = 77  # wi[77:173]: the centre's flies, in the order placed
 #: most numerous (b = 1, none when the centre holds one count level only), in centre order.
 BELIEVED = 173
 N_BELIEVED = BELIEVED + 2 * 64
-WI_SIZE = N_BELIEVED + 2
+#: wi[PRESENT + i], i < wi[N_PRESENT]: the values of the targets not yet chosen, highest first.
+PRESENT = N_BELIEVED + 2
+N_PRESENT = PRESENT + 5
+WI_SIZE = N_PRESENT + 1
 
 
 @njit(cache=True, inline="always")
@@ -325,30 +328,23 @@ def choose(
         for v in range(1, 6):
             wf[entry + v] = wf[ONE + v]
             wf[entry + 5 + v] = wf[TWO + v]
-    caution = wf[p + 10]
+    nv = 0  # the values present, highest first: the loops below run over them, no branch
+    for v in range(5, 0, -1):
+        wi[PRESENT + nv] = v
+        nv += wf[COUNT_BY_VALUE + v] > 0.0
     temperature = wf[p + 11]
     left = n  # wi[TARGETS:TARGETS + left] are the flies not yet chosen, in centre order
     for h in range(n_times):
-        b1 = beaten(wf, p, s, wi[OUT_MS + h], 0)
-        b2 = beaten(wf, p, s, wi[OUT_MS + h], 1)
-        best = -1.0
-        best_v = 0
-        for v in range(5, 0, -1):
-            if wf[COUNT_BY_VALUE + v] > 0.0:
-                wf[GAINS + v] = v * exp(-caution * (wf[ONE + v] * b1 + wf[TWO + v] * b2))
-                if wf[GAINS + v] > best:
-                    best = wf[GAINS + v]
-                    best_v = v
+        best, best_v = gains(wf, wi, p, s, wi[OUT_MS + h], nv)
         if best < wf[p + 12]:
             return state, h
         k = 0
         if temperature > 0 and left > 1:
             weight = 0.0
-            for v in range(1, 6):
-                if wf[COUNT_BY_VALUE + v] > 0.0:
-                    gain = wf[GAINS + v]  # the best's weight is exp(0) == 1: no call
-                    wf[GAINS + v] = 1.0 if gain == best else exp((gain - best) / temperature)
-                    weight += wf[COUNT_BY_VALUE + v] * wf[GAINS + v]
+            for i in range(nv - 1, -1, -1):  # lowest value first, as bots.choose sums them
+                v = wi[PRESENT + i]
+                wf[GAINS + v] = exp((wf[GAINS + v] - best) / temperature)  # exp(0) is 1.0
+                weight += wf[COUNT_BY_VALUE + v] * wf[GAINS + v]
             state, u = rng.uniform(state)
             u *= weight
             while k < left - 1 and u >= wf[GAINS + VALUES[wi[TARGETS + k] % 16]]:
@@ -357,9 +353,42 @@ def choose(
         else:
             while VALUES[wi[TARGETS + k] % 16] != best_v:
                 k += 1
-        wf[COUNT_BY_VALUE + VALUES[wi[TARGETS + k] % 16]] -= 1.0
+        v = VALUES[wi[TARGETS + k] % 16]
+        wf[COUNT_BY_VALUE + v] -= 1.0
+        if wf[COUNT_BY_VALUE + v] == 0.0:  # the last fly of its value: the value goes
+            nv = drop_value(wi, nv, v)
         wi[OUT_CARDS + h] = wi[TARGETS + k]
         for j in range(k, left - 1):
             wi[TARGETS + j] = wi[TARGETS + j + 1]
         left -= 1
     return state, n_times
+
+
+@njit(cache=True, inline="always")
+def gains(wf: np.ndarray, wi: np.ndarray, p: int, s: int, ms: int, nv: int) -> tuple[float, int]:
+    """The gain of a fly of each value present (``wi[PRESENT:]``, ``nv`` of them) for a hand
+    laid at ``ms``, into ``wf[GAINS + v]``: its value times the chance of being first on it,
+    against the crowd in ``wf[ONE:]`` and ``wf[TWO:]``, to the power ``caution``. Returns the
+    best gain and its value (the highest value among equals)."""
+    caution = wf[p + 10]
+    b1 = beaten(wf, p, s, ms, 0)
+    b2 = beaten(wf, p, s, ms, 1)
+    best = -1.0
+    best_v = 0
+    for i in range(nv):
+        v = wi[PRESENT + i]
+        gain = v * exp(-caution * (wf[ONE + v] * b1 + wf[TWO + v] * b2))
+        wf[GAINS + v] = gain
+        best_v = v if gain > best else best_v
+        best = max(best, gain)
+    return best, best_v
+
+
+@njit(cache=True, inline="always")
+def drop_value(wi: np.ndarray, nv: int, v: int) -> int:
+    """Take value ``v`` out of the ``nv`` present (``wi[PRESENT:]``); how many are left."""
+    j = 0
+    for i in range(nv):
+        wi[PRESENT + j] = wi[PRESENT + i]
+        j += wi[PRESENT + i] != v
+    return j
