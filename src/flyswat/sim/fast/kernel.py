@@ -200,12 +200,14 @@ def resolve(
     wi[N_TRACE] += n
     for i in range(n):  # R18, R20: wins first, in stacking order
         c = wi[R_CARD + i]
-        if (allowed >> (c // 16)) & 1 and wi[FIRST + c] == i:
-            s = wi[R_SEAT + i]
-            wi[WON + CARDS * s + wi[N_WON + s]] = c
-            wi[N_WON + s] += 1
-            wi[CNT + c // 16] -= 1
-            counters[6] += 1
+        s = wi[R_SEAT + i]
+        # Without a branch (which hand wins is unpredictable): the card is written above the
+        # won pile's top either way, and the pile grows over it only if it won.
+        won = (allowed >> (c // 16)) & 1 and wi[FIRST + c] == i
+        wi[WON + CARDS * s + wi[N_WON + s]] = c
+        wi[N_WON + s] += won
+        wi[CNT + c // 16] -= won
+        counters[6] += won
     m = 0  # the won flies leave the centre, the others keep their order
     for k in range(wi[N_CENTRE]):
         c = wi[CENTRE + k]
