@@ -84,8 +84,17 @@ CENTRE = 77  # wi[77:173]: the centre's flies, in the order placed
 #: most numerous (b = 1, none when the centre holds one count level only), in centre order.
 BELIEVED = 173
 N_BELIEVED = BELIEVED + 2 * 64
+#: ... and of each list b, what choose() needs of the values: wi[B_COUNT + 8*b + v] flies of
+#: value v, wi[B_SQUARES + b] the sum of their values squared, wi[B_KEY + b] the counts of
+#: values 1 to 5 as the digits of one number (the crowd cache's key), and the values present,
+#: highest first, at wi[B_PRESENT + 8*b + i] for i < wi[B_NV + b].
+B_COUNT = N_BELIEVED + 2
+B_SQUARES = B_COUNT + 16
+B_KEY = B_SQUARES + 2
+B_PRESENT = B_KEY + 2
+B_NV = B_PRESENT + 16
 #: wi[PRESENT + i], i < wi[N_PRESENT]: the values of the targets not yet chosen, highest first.
-PRESENT = N_BELIEVED + 2
+PRESENT = B_NV + 2
 N_PRESENT = PRESENT + 5
 WI_SIZE = N_PRESENT + 1
 
@@ -149,17 +158,35 @@ def judge_round(wi: np.ndarray, n_centre: int) -> None:
     second = 0
     for c in range(6):  # without a branch: which colours are below the top is unpredictable
         second = max(second, wi[CNT + c] * (wi[CNT + c] < top))
+    for v in range(16):
+        wi[B_COUNT + v] = 0
     right = 0
     wrong = 0
     for k in range(n_centre):  # branchless too, for the same reason
         card = wi[CENTRE + k]
         count = wi[CNT + card // 16]
+        v = VALUES[card % 16]
         wi[BELIEVED + right] = card
+        wi[B_COUNT + v] += count == top
         right += count == top
         wi[BELIEVED + 64 + wrong] = card
+        wi[B_COUNT + 8 + v] += count == second
         wrong += count == second
     wi[N_BELIEVED] = right
     wi[N_BELIEVED + 1] = wrong
+    for b in range(2):
+        squares = 0
+        key = 0
+        nv = 0
+        for v in range(5, 0, -1):
+            count = wi[B_COUNT + 8 * b + v]
+            squares += count * v * v
+            key += count << (5 * (v - 1))
+            wi[B_PRESENT + 8 * b + nv] = v
+            nv += count > 0
+        wi[B_SQUARES + b] = squares
+        wi[B_KEY + b] = key
+        wi[B_NV + b] = nv
 
 
 @njit(cache=True, inline="always")
@@ -196,7 +223,7 @@ def decide(wf: np.ndarray, wi: np.ndarray, s: int, hands: int, seats: int) -> in
             break
         n_times += 1
     state = reaction_times(wf, wi, p, n_times, state)
-    state, k = choose(wf, wi, p, n, n_times, seats - 1, hands, state)
+    state, k = choose(wf, wi, p, b, n_times, seats - 1, hands, state)
     wi[ST] = rng.store(state)
     return k
 
@@ -289,7 +316,7 @@ def choose(
     wf: np.ndarray,
     wi: np.ndarray,
     p: int,
-    n: int,
+    b: int,
     n_times: int,
     others: int,
     hands: int,
@@ -298,22 +325,17 @@ def choose(
     """As :func:`flyswat.bots.choose`: one fly per planned time, by softmax over the gains.
 
     A fly's gain depends on its value only, so the gains and weights are worked out once per
-    value (at most five). Reads the ``n`` targets and the times in ``wi[OUT_MS:]``; writes
-    the flies to ``wi[OUT_CARDS:]``; returns the generator's state and how many hands to lay.
+    value (at most five). Reads the targets (``wi[TARGETS:]``, a copy of believed list ``b``,
+    whose values judge_round counted) and the times in ``wi[OUT_MS:]``; writes the flies to
+    ``wi[OUT_CARDS:]``; returns the generator's state and how many hands to lay.
     """
     s = (p - PARAMS) // NP
+    n = wi[N_BELIEVED + b]
     for v in range(6):
-        wf[COUNT_BY_VALUE + v] = 0.0
-    total = 0.0
-    for i in range(n):
-        v = VALUES[wi[TARGETS + i] % 16]
-        wf[COUNT_BY_VALUE + v] += 1.0
-        total += v * v
+        wf[COUNT_BY_VALUE + v] = wi[B_COUNT + 8 * b + v]
+    total = float(wi[B_SQUARES + b])
     # The crowd depends on the level and the values of the targets only: cache it.
-    key = 0
-    for v in range(1, 6):
-        key = key * 32 + int(wf[COUNT_BY_VALUE + v])
-    key = key * 2 + (1 if hands >= 2 and n >= 2 else 0)
+    key = wi[B_KEY + b] * 2 + (1 if hands >= 2 and n >= 2 else 0)
     # Slot by Knuth's multiplicative hash: key % SLOTS kept only the last values' counts,
     # and the collisions re-ran crowd() (tens of exp) often.
     slot = ((key * 2654435761) >> 22) & (SLOTS - 1)
@@ -328,10 +350,9 @@ def choose(
         for v in range(1, 6):
             wf[entry + v] = wf[ONE + v]
             wf[entry + 5 + v] = wf[TWO + v]
-    nv = 0  # the values present, highest first: the loops below run over them, no branch
-    for v in range(5, 0, -1):
-        wi[PRESENT + nv] = v
-        nv += wf[COUNT_BY_VALUE + v] > 0.0
+    nv = wi[B_NV + b]  # the values present, highest first: the loops below run over them
+    for i in range(nv):
+        wi[PRESENT + i] = wi[B_PRESENT + 8 * b + i]
     temperature = wf[p + 11]
     left = n  # wi[TARGETS:TARGETS + left] are the flies not yet chosen, in centre order
     for h in range(n_times):
