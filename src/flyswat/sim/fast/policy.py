@@ -356,24 +356,17 @@ def choose(
     temperature = wf[p + 11]
     left = n  # wi[TARGETS:TARGETS + left] are the flies not yet chosen, in centre order
     for h in range(n_times):
-        best, best_v = gains(wf, wi, p, s, wi[OUT_MS + h], nv)
-        if best < wf[p + 12]:
-            return state, h
-        k = 0
-        if temperature > 0 and left > 1:
-            weight = 0.0
-            for i in range(nv - 1, -1, -1):  # lowest value first, as bots.choose sums them
-                v = wi[PRESENT + i]
-                wf[GAINS + v] = exp((wf[GAINS + v] - best) / temperature)  # exp(0) is 1.0
-                weight += wf[COUNT_BY_VALUE + v] * wf[GAINS + v]
-            state, u = rng.uniform(state)
-            u *= weight
-            while k < left - 1 and u >= wf[GAINS + VALUES[wi[TARGETS + k] % 16]]:
-                u -= wf[GAINS + VALUES[wi[TARGETS + k] % 16]]
-                k += 1
+        if nv == 1 and wf[p + 12] <= 0.0:
+            # The flies left are of one value, so alike: the softmax picks one uniformly, and
+            # their gain (never negative) clears a min_gain of 0. No gain needs working out.
+            k = 0
+            if temperature > 0 and left > 1:
+                state, u = rng.uniform(state)
+                k = int(u * left)  # what the walk below gives with weights of 1.0
         else:
-            while VALUES[wi[TARGETS + k] % 16] != best_v:
-                k += 1
+            state, k = pick(wf, wi, p, s, wi[OUT_MS + h], nv, left, state)
+            if k < 0:
+                return state, h
         v = VALUES[wi[TARGETS + k] % 16]
         wf[COUNT_BY_VALUE + v] -= 1.0
         if wf[COUNT_BY_VALUE + v] == 0.0:  # the last fly of its value: the value goes
@@ -383,6 +376,35 @@ def choose(
             wi[TARGETS + j] = wi[TARGETS + j + 1]
         left -= 1
     return state, n_times
+
+
+@njit(cache=True, inline="always")
+def pick(
+    wf: np.ndarray, wi: np.ndarray, p: int, s: int, ms: int, nv: int, left: int, state: np.uint64
+) -> tuple[np.uint64, int]:
+    """The generator's state and the index among the ``left`` targets of the fly a hand laid
+    at ``ms`` takes, by softmax over the gains (:func:`gains`), or -1 when the best gain is
+    below ``min_gain`` (that hand and the later ones are not laid)."""
+    best, best_v = gains(wf, wi, p, s, ms, nv)
+    if best < wf[p + 12]:
+        return state, -1
+    temperature = wf[p + 11]
+    k = 0
+    if temperature > 0 and left > 1:
+        weight = 0.0
+        for i in range(nv - 1, -1, -1):  # lowest value first, as bots.choose sums them
+            v = wi[PRESENT + i]
+            wf[GAINS + v] = exp((wf[GAINS + v] - best) / temperature)  # exp(0) is 1.0
+            weight += wf[COUNT_BY_VALUE + v] * wf[GAINS + v]
+        state, u = rng.uniform(state)
+        u *= weight
+        while k < left - 1 and u >= wf[GAINS + VALUES[wi[TARGETS + k] % 16]]:
+            u -= wf[GAINS + VALUES[wi[TARGETS + k] % 16]]
+            k += 1
+    else:
+        while VALUES[wi[TARGETS + k] % 16] != best_v:
+            k += 1
+    return state, k
 
 
 @njit(cache=True, inline="always")
