@@ -392,9 +392,10 @@ def pick(
     k = 0
     if temperature > 0 and left > 1:
         weight = 0.0
+        scale = 1.0 / temperature
         for i in range(nv - 1, -1, -1):  # lowest value first, as bots.choose sums them
             v = wi[PRESENT + i]
-            wf[GAINS + v] = exp((wf[GAINS + v] - best) / temperature)  # exp(0) is 1.0
+            wf[GAINS + v] = exp((wf[GAINS + v] - best) * scale)  # exp(0) is 1.0
             weight += wf[COUNT_BY_VALUE + v] * wf[GAINS + v]
         state, u = rng.uniform(state)
         u *= weight
