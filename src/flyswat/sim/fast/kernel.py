@@ -96,10 +96,11 @@ def deal(wi: np.ndarray, seats: int, deck: np.ndarray, remove: int, start: int) 
     for s in range(seats):
         wi[HEAD + s] = 0
         wi[COUNT + s] = 0
-    for k in range(CARDS - remove):
-        s = (start + k) % seats
+    s = start
+    for k in range(CARDS - remove):  # seat (start + k) % seats gets card k
         wi[DRAW + 128 * s + wi[COUNT + s]] = deck[remove + k]
         wi[COUNT + s] += 1
+        s = s + 1 if s + 1 < seats else 0
     new_game(wi, seats, start, remove)
 
 
@@ -124,7 +125,7 @@ def reveal(wi: np.ndarray, seats: int, counters: np.ndarray) -> int:
     if wi[COUNT + seat] == 0:
         wi[ENDING] = 1
     wi[TURN] += 1
-    wi[TO_MOVE] = (seat + 1) % seats
+    wi[TO_MOVE] = seat + 1 if seat + 1 < seats else 0  # clockwise; not %, a division
     colour = card // 16
     if card < FLIES:
         colours = 0
