@@ -340,11 +340,7 @@ def choose(
     # and the collisions re-ran crowd() (tens of exp) often.
     slot = ((key * 2654435761) >> 22) & (SLOTS - 1)
     entry = CACHE + ENTRY * (int(wf[LEVEL + s]) * SLOTS + slot)
-    if wf[entry] == key:
-        for v in range(1, 6):
-            wf[ONE + v] = wf[entry + v]
-            wf[TWO + v] = wf[entry + 5 + v]
-    else:
+    if wf[entry] != key:  # a miss: work the crowd out and keep it (gains reads it there)
         crowd(wf, p, s, total, n, hands, others)
         wf[entry] = key
         for v in range(1, 6):
@@ -364,7 +360,7 @@ def choose(
                 state, u = rng.uniform(state)
                 k = int(u * left)  # what the walk below gives with weights of 1.0
         else:
-            state, k = pick(wf, wi, p, s, wi[OUT_MS + h], nv, left, state)
+            state, k = pick(wf, wi, p, s, entry, wi[OUT_MS + h], nv, left, state)
             if k < 0:
                 return state, h
         v = VALUES[wi[TARGETS + k] % 16]
@@ -380,12 +376,20 @@ def choose(
 
 @njit(cache=True, inline="always")
 def pick(
-    wf: np.ndarray, wi: np.ndarray, p: int, s: int, ms: int, nv: int, left: int, state: np.uint64
+    wf: np.ndarray,
+    wi: np.ndarray,
+    p: int,
+    s: int,
+    entry: int,
+    ms: int,
+    nv: int,
+    left: int,
+    state: np.uint64,
 ) -> tuple[np.uint64, int]:
     """The generator's state and the index among the ``left`` targets of the fly a hand laid
     at ``ms`` takes, by softmax over the gains (:func:`gains`), or -1 when the best gain is
     below ``min_gain`` (that hand and the later ones are not laid)."""
-    best, best_v = gains(wf, wi, p, s, ms, nv)
+    best, best_v = gains(wf, wi, p, s, entry, ms, nv)
     if best < wf[p + 12]:
         return state, -1
     temperature = wf[p + 11]
@@ -409,11 +413,14 @@ def pick(
 
 
 @njit(cache=True, inline="always")
-def gains(wf: np.ndarray, wi: np.ndarray, p: int, s: int, ms: int, nv: int) -> tuple[float, int]:
+def gains(
+    wf: np.ndarray, wi: np.ndarray, p: int, s: int, entry: int, ms: int, nv: int
+) -> tuple[float, int]:
     """The gain of a fly of each value present (``wi[PRESENT:]``, ``nv`` of them) for a hand
     laid at ``ms``, into ``wf[GAINS + v]``: its value times the chance of being first on it,
-    against the crowd in ``wf[ONE:]`` and ``wf[TWO:]``, to the power ``caution``. Returns the
-    best gain and its value (the highest value among equals)."""
+    against the crowd kept in the cache ``entry`` (rivals' first hands at ``entry + v``, second
+    hands at ``entry + 5 + v``), to the power ``caution``. Returns the best gain and its
+    value (the highest value among equals)."""
     caution = wf[p + 10]
     b1 = beaten(wf, p, s, ms, 0)
     b2 = beaten(wf, p, s, ms, 1)
@@ -421,7 +428,7 @@ def gains(wf: np.ndarray, wi: np.ndarray, p: int, s: int, ms: int, nv: int) -> t
     best_v = 0
     for i in range(nv):
         v = wi[PRESENT + i]
-        gain = v * exp(-caution * (wf[ONE + v] * b1 + wf[TWO + v] * b2))
+        gain = v * exp(-caution * (wf[entry + v] * b1 + wf[entry + 5 + v] * b2))
         wf[GAINS + v] = gain
         best_v = v if gain > best else best_v
         best = max(best, gain)
