@@ -96,10 +96,11 @@ def deal(wi: np.ndarray, seats: int, deck: np.ndarray, remove: int, start: int) 
     for s in range(seats):
         wi[HEAD + s] = 0
         wi[COUNT + s] = 0
-    for k in range(CARDS - remove):
-        s = (start + k) % seats
+    s = start
+    for k in range(CARDS - remove):  # seat (start + k) % seats gets card k
         wi[DRAW + 128 * s + wi[COUNT + s]] = deck[remove + k]
         wi[COUNT + s] += 1
+        s = s + 1 if s + 1 < seats else 0
     new_game(wi, seats, start, remove)
 
 
@@ -124,7 +125,7 @@ def reveal(wi: np.ndarray, seats: int, counters: np.ndarray) -> int:
     if wi[COUNT + seat] == 0:
         wi[ENDING] = 1
     wi[TURN] += 1
-    wi[TO_MOVE] = (seat + 1) % seats
+    wi[TO_MOVE] = seat + 1 if seat + 1 < seats else 0  # clockwise; not %, a division
     colour = card // 16
     if card < FLIES:
         colours = 0
@@ -184,28 +185,40 @@ def resolve(
     top = 0
     for c in range(6):
         top = max(top, wi[CNT + c])
+    allowed = 0  # R14, a bit per colour, fixed before any fly leaves the centre
+    for c in range(6):
+        allowed |= (wi[CNT + c] == top) << c
     for i in range(n):  # R17: the first hand on a card is the bottom one
         c = wi[R_CARD + i]
-        if wi[FIRST + c] < 0:
-            wi[FIRST + c] = i
-        k = wi[N_TRACE]
-        if trace and k < trace_slaps.shape[0]:
+        wi[FIRST + c] = i if wi[FIRST + c] < 0 else wi[FIRST + c]
+    if trace:
+        for i in range(min(n, trace_slaps.shape[0] - wi[N_TRACE])):
+            k = wi[N_TRACE] + i
             trace_slaps[k, 0] = wi[TURN] - 1
             trace_slaps[k, 1] = wi[R_SEAT + i]
-            trace_slaps[k, 2] = c
+            trace_slaps[k, 2] = wi[R_CARD + i]
             trace_slaps[k, 3] = wi[R_MS + i]
-        wi[N_TRACE] = k + 1
+    wi[N_TRACE] += n
     for i in range(n):  # R18, R20: wins first, in stacking order
         c = wi[R_CARD + i]
-        if wi[CNT + c // 16] == top and wi[FIRST + c] == i:
-            s = wi[R_SEAT + i]
-            wi[WON + CARDS * s + wi[N_WON + s]] = c
-            wi[N_WON + s] += 1
-            counters[6] += 1
+        s = wi[R_SEAT + i]
+        # Without a branch (which hand wins is unpredictable): the card is written above the
+        # won pile's top either way, and the pile grows over it only if it won.
+        won = (allowed >> (c // 16)) & 1 and wi[FIRST + c] == i
+        wi[WON + CARDS * s + wi[N_WON + s]] = c
+        wi[N_WON + s] += won
+        wi[CNT + c // 16] -= won
+        counters[6] += won
+    m = 0  # the won flies leave the centre, the others keep their order
+    for k in range(wi[N_CENTRE]):
+        c = wi[CENTRE + k]
+        wi[CENTRE + m] = c
+        m += not (wi[FIRST + c] >= 0 and (allowed >> (c // 16)) & 1)
+    wi[N_CENTRE] = m
     for i in range(n):  # R19, R20: then penalties, in stacking order
         c = wi[R_CARD + i]
         wi[FIRST + c] = -1
-        if wi[CNT + c // 16] != top:
+        if not (allowed >> (c // 16)) & 1:
             counters[7] += 1
             s = wi[R_SEAT + i]
             wrong[s] += 1
@@ -215,24 +228,6 @@ def resolve(
                 wi[DRAW + 128 * s + tail] = wi[WON + CARDS * s + wi[N_WON + s]]
                 wi[COUNT + s] += 1
                 counters[8] += 1
-    # The won flies leave the centre (the colour counts held still till now).
-    m = 0
-    for k in range(wi[N_CENTRE]):
-        c = wi[CENTRE + k]
-        taken = False
-        if wi[CNT + c // 16] == top:
-            for i in range(n):
-                if wi[R_CARD + i] == c:
-                    taken = True
-                    break
-        if not taken:
-            wi[CENTRE + m] = c
-            m += 1
-    wi[N_CENTRE] = m
-    for c in range(6):
-        wi[CNT + c] = 0
-    for k in range(m):
-        wi[CNT + wi[CENTRE + k] // 16] += 1
     wi[N_R] = 0
     wi[TRIGGER] = -1
     wi[BOX] += 1
@@ -243,8 +238,9 @@ def resolve(
 def bot_hands(
     wf: np.ndarray, wi: np.ndarray, s: int, seats: int, hands: int, window: int, c: np.ndarray
 ) -> None:
-    """Seat ``s``'s bot decides (:func:`flyswat.sim.fast.policy.decide`) and lays its hands."""
-    k = decide(wf, wi, s, wi[N_CENTRE], hands, seats)
+    """Seat ``s``'s bot decides (:func:`flyswat.sim.fast.policy.decide`) and lays its hands;
+    the round must have been judged (:func:`flyswat.sim.fast.policy.judge_round`)."""
+    k = decide(wf, wi, s, hands, seats)
     c[10] += wi[policy.LAPSED]
     c[11] += wi[policy.MISJUDGED]
     for h in range(k):
@@ -339,6 +335,7 @@ def _play_games(
         slaps_t = trace_slaps[t]
         while wi[OVER] == 0:
             if reveal(wi, seats, c) == 1:
+                policy.judge_round(wi, wi[N_CENTRE])
                 for s in range(seats):
                     bot_hands(wf, wi, s, seats, hands, window, c)
                 resolve(wi, c, wrong_g, slaps_t, trace)

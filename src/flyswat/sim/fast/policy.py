@@ -22,6 +22,7 @@ from numba import njit
 
 from flyswat.bots import CROWD_ROUNDS
 from flyswat.sim.fast import rng, ziggurat
+from flyswat.sim.fast.fastexp import exp
 
 #: The value of fly ``i`` is ``VALUES[i % 16]`` (R2: 1,1, 2×4, 3×4, 4×4, 5,5).
 VALUES = np.array([1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5], dtype=np.int64)
@@ -71,14 +72,31 @@ WF_SIZE = CACHE + 9 * SLOTS * ENTRY
 #: Layout of the integer scratch array ``wi``: the policy's part (the game's follows it,
 #: :mod:`flyswat.sim.fast.kernel`).
 ST = 0  # the random generator's state (flyswat.sim.fast.rng)
-TARGETS = 1  # wi[1:97]: the target flies, in centre order
-OUT_CARDS = 97  # wi[97:99]: the planned hands' flies ...
-OUT_MS = 99  # wi[99:101]: ... and times
-LAPSED = 101  # 1 when the last decision was a lapse
-MISJUDGED = 102  # 1 when the last decision misjudged the colour
-CNT = 103  # wi[103:109]: flies in the centre per colour
-CENTRE = 109  # wi[109:205]: the centre's flies, in the order placed
-WI_SIZE = 205
+TARGETS = 1  # wi[1:65]: the target flies, in centre order (a centre has at most 64, R13)
+OUT_CARDS = 65  # wi[65:67]: the planned hands' flies ...
+OUT_MS = 67  # wi[67:69]: ... and times
+LAPSED = 69  # 1 when the last decision was a lapse
+MISJUDGED = 70  # 1 when the last decision misjudged the colour
+CNT = 71  # wi[71:77]: flies in the centre per colour
+CENTRE = 77  # wi[77:173]: the centre's flies, in the order placed
+#: What every seat believes of the open round (judge_round): wi[BELIEVED + 64*b + k] for
+#: k < wi[N_BELIEVED + b] are the flies of the most numerous colours (b = 0) or of the next
+#: most numerous (b = 1, none when the centre holds one count level only), in centre order.
+BELIEVED = 173
+N_BELIEVED = BELIEVED + 2 * 64
+#: ... and of each list b, what choose() needs of the values: wi[B_COUNT + 8*b + v] flies of
+#: value v, wi[B_SQUARES + b] the sum of their values squared, wi[B_KEY + b] the counts of
+#: values 1 to 5 as the digits of one number (the crowd cache's key), and the values present,
+#: highest first, at wi[B_PRESENT + 8*b + i] for i < wi[B_NV + b].
+B_COUNT = N_BELIEVED + 2
+B_SQUARES = B_COUNT + 16
+B_KEY = B_SQUARES + 2
+B_PRESENT = B_KEY + 2
+B_NV = B_PRESENT + 16
+#: wi[PRESENT + i], i < wi[N_PRESENT]: the values of the targets not yet chosen, highest first.
+PRESENT = B_NV + 2
+N_PRESENT = PRESENT + 5
+WI_SIZE = N_PRESENT + 1
 
 
 @njit(cache=True, inline="always")
@@ -129,13 +147,56 @@ def setup(wf: np.ndarray, params: np.ndarray) -> None:
 
 
 @njit(cache=True, inline="always")
-def decide(wf: np.ndarray, wi: np.ndarray, s: int, n_centre: int, hands: int, seats: int) -> int:
-    """Seat ``s``'s planned hands for a round just opened, as :func:`flyswat.bots.decide`;
-    how many.
+def judge_round(wi: np.ndarray, n_centre: int) -> None:
+    """What the bots take for allowed in a round just opened, as
+    :func:`flyswat.bots.believed_colours`: the flies of the most numerous colours and those
+    of the next most numerous, into ``wi[BELIEVED:]`` (see there). Every seat sees the same
+    centre, so this is worked out once a round, not once a seat."""
+    top = 0
+    for c in range(6):
+        top = max(top, wi[CNT + c])
+    second = 0
+    for c in range(6):  # without a branch: which colours are below the top is unpredictable
+        second = max(second, wi[CNT + c] * (wi[CNT + c] < top))
+    for v in range(16):
+        wi[B_COUNT + v] = 0
+    right = 0
+    wrong = 0
+    for k in range(n_centre):  # branchless too, for the same reason
+        card = wi[CENTRE + k]
+        count = wi[CNT + card // 16]
+        v = VALUES[card % 16]
+        wi[BELIEVED + right] = card
+        wi[B_COUNT + v] += count == top
+        right += count == top
+        wi[BELIEVED + 64 + wrong] = card
+        wi[B_COUNT + 8 + v] += count == second
+        wrong += count == second
+    wi[N_BELIEVED] = right
+    wi[N_BELIEVED + 1] = wrong
+    for b in range(2):
+        squares = 0
+        key = 0
+        nv = 0
+        for v in range(5, 0, -1):
+            count = wi[B_COUNT + 8 * b + v]
+            squares += count * v * v
+            key += count << (5 * (v - 1))
+            wi[B_PRESENT + 8 * b + nv] = v
+            nv += count > 0
+        wi[B_SQUARES + b] = squares
+        wi[B_KEY + b] = key
+        wi[B_NV + b] = nv
 
-    Reads the centre (``wi[CENTRE:]``, ``n_centre`` flies; ``wi[CNT:]``) and the seat's
-    parameters (``wf[PARAMS:]``); writes the hands to ``wi[OUT_CARDS:]`` and
-    ``wi[OUT_MS:]``, times increasing, and sets ``wi[LAPSED]``, ``wi[MISJUDGED]``.
+
+@njit(cache=True, inline="always")
+def decide(wf: np.ndarray, wi: np.ndarray, s: int, hands: int, seats: int) -> int:
+    """Seat ``s``'s planned hands for a round just opened and judged (:func:`judge_round`),
+    as :func:`flyswat.bots.decide`; how many.
+
+    Reads the believed targets (``wi[BELIEVED:]``) and the seat's parameters
+    (``wf[PARAMS:]``); writes the hands to ``wi[OUT_CARDS:]`` and ``wi[OUT_MS:]``, times
+    increasing, and sets ``wi[LAPSED]``, ``wi[MISJUDGED]``.
     """
     p = PARAMS + NP * s
     state = rng.load(wi[ST])
@@ -146,25 +207,15 @@ def decide(wf: np.ndarray, wi: np.ndarray, s: int, n_centre: int, hands: int, se
         wi[ST] = rng.store(state)
         return 0
     state, u = rng.uniform(state)
-    top = 0
-    for c in range(6):
-        top = max(top, wi[CNT + c])
-    second = 0
-    for c in range(6):
-        if wi[CNT + c] < top:
-            second = max(second, wi[CNT + c])
-    level = top
-    if u < wf[p + 7] and second > 0:
-        level = second
-        wi[MISJUDGED] = 1
-    n = 0  # targets: the flies of a believed colour, in centre order
-    for k in range(n_centre):  # branchless: whether a fly is a target is unpredictable
-        card = wi[CENTRE + k]
-        wi[TARGETS + n] = card
-        n += wi[CNT + card // 16] == level
+    # Misjudging takes the next most numerous colours, if the centre has more than one level.
+    b = 1 if u < wf[p + 7] and wi[N_BELIEVED + 1] > 0 else 0
+    wi[MISJUDGED] = b
+    n = wi[N_BELIEVED + b]
     if n == 0:
         wi[ST] = rng.store(state)
         return 0
+    for k in range(n):  # the seat's own copy: choose() takes the chosen flies out of it
+        wi[TARGETS + k] = wi[BELIEVED + 64 * b + k]
     n_times = 1
     while n_times < min(hands, n):
         state, u = rng.uniform(state)
@@ -172,7 +223,7 @@ def decide(wf: np.ndarray, wi: np.ndarray, s: int, n_centre: int, hands: int, se
             break
         n_times += 1
     state = reaction_times(wf, wi, p, n_times, state)
-    state, k = choose(wf, wi, p, n, n_times, seats - 1, hands, state)
+    state, k = choose(wf, wi, p, b, n_times, seats - 1, hands, state)
     wi[ST] = rng.store(state)
     return k
 
@@ -188,7 +239,7 @@ def reaction_times(wf: np.ndarray, wi: np.ndarray, p: int, n: int, state: np.uin
         if h > 0:
             state, extra = ziggurat.ex_gauss(state, wf[p + 3], wf[p + 4], wf[p + 5])
             t += max(0.0, extra)
-        ms = max(floor, last + 1 if h > 0 else 0, int(np.round(t)))
+        ms = max(floor, last + 1 if h > 0 else 0, round(t))  # half to even, as bots.reaction_times
         wi[OUT_MS + h] = ms
         last = ms
     return state
@@ -218,7 +269,7 @@ def softmax(wf: np.ndarray, p: int, w: int) -> None:
     for v in range(1, 6):
         if wf[COUNT_BY_VALUE + v] > 0:
             if temperature > 0:
-                wf[w + v] = math.exp((wf[w + v] - best) / temperature)
+                wf[w + v] = exp((wf[w + v] - best) / temperature)
             else:
                 wf[w + v] = 1.0 if wf[w + v] == best else 0.0
 
@@ -239,8 +290,8 @@ def crowd(wf: np.ndarray, p: int, s: int, squares: float, n: int, hands: int, ot
         for v in range(1, 6):
             if wf[COUNT_BY_VALUE + v] > 0:
                 one, two = wf[ONE + v], wf[TWO + v]
-                wf[W1 + v] = v * math.exp(-caution * (one / 2 + two * b12))
-                wf[W2 + v] = v * math.exp(-caution * (one * b21 + two / 2))
+                wf[W1 + v] = v * exp(-caution * (one / 2 + two * b12))
+                wf[W2 + v] = v * exp(-caution * (one * b21 + two / 2))
         softmax(wf, p, W1)
         softmax(wf, p, W2)
         total1 = 0.0
@@ -265,7 +316,7 @@ def choose(
     wf: np.ndarray,
     wi: np.ndarray,
     p: int,
-    n: int,
+    b: int,
     n_times: int,
     others: int,
     hands: int,
@@ -274,71 +325,121 @@ def choose(
     """As :func:`flyswat.bots.choose`: one fly per planned time, by softmax over the gains.
 
     A fly's gain depends on its value only, so the gains and weights are worked out once per
-    value (at most five). Reads the ``n`` targets and the times in ``wi[OUT_MS:]``; writes
-    the flies to ``wi[OUT_CARDS:]``; returns the generator's state and how many hands to lay.
+    value (at most five). Reads the targets (``wi[TARGETS:]``, a copy of believed list ``b``,
+    whose values judge_round counted) and the times in ``wi[OUT_MS:]``; writes the flies to
+    ``wi[OUT_CARDS:]``; returns the generator's state and how many hands to lay.
     """
     s = (p - PARAMS) // NP
+    n = wi[N_BELIEVED + b]
     for v in range(6):
-        wf[COUNT_BY_VALUE + v] = 0.0
-    total = 0.0
-    for i in range(n):
-        v = VALUES[wi[TARGETS + i] % 16]
-        wf[COUNT_BY_VALUE + v] += 1.0
-        total += v * v
+        wf[COUNT_BY_VALUE + v] = wi[B_COUNT + 8 * b + v]
+    total = float(wi[B_SQUARES + b])
     # The crowd depends on the level and the values of the targets only: cache it.
-    key = 0
-    for v in range(1, 6):
-        key = key * 32 + int(wf[COUNT_BY_VALUE + v])
-    key = key * 2 + (1 if hands >= 2 and n >= 2 else 0)
+    key = wi[B_KEY + b] * 2 + (1 if hands >= 2 and n >= 2 else 0)
     # Slot by Knuth's multiplicative hash: key % SLOTS kept only the last values' counts,
     # and the collisions re-ran crowd() (tens of exp) often.
     slot = ((key * 2654435761) >> 22) & (SLOTS - 1)
     entry = CACHE + ENTRY * (int(wf[LEVEL + s]) * SLOTS + slot)
-    if wf[entry] == key:
-        for v in range(1, 6):
-            wf[ONE + v] = wf[entry + v]
-            wf[TWO + v] = wf[entry + 5 + v]
-    else:
+    if wf[entry] != key:  # a miss: work the crowd out and keep it (gains reads it there)
         crowd(wf, p, s, total, n, hands, others)
         wf[entry] = key
         for v in range(1, 6):
             wf[entry + v] = wf[ONE + v]
             wf[entry + 5 + v] = wf[TWO + v]
-    caution = wf[p + 10]
+    nv = wi[B_NV + b]  # the values present, highest first: the loops below run over them
+    for i in range(nv):
+        wi[PRESENT + i] = wi[B_PRESENT + 8 * b + i]
     temperature = wf[p + 11]
     left = n  # wi[TARGETS:TARGETS + left] are the flies not yet chosen, in centre order
     for h in range(n_times):
-        b1 = beaten(wf, p, s, wi[OUT_MS + h], 0)
-        b2 = beaten(wf, p, s, wi[OUT_MS + h], 1)
-        best = -1.0
-        best_v = 0
-        for v in range(5, 0, -1):
-            if wf[COUNT_BY_VALUE + v] > 0.0:
-                wf[GAINS + v] = v * math.exp(-caution * (wf[ONE + v] * b1 + wf[TWO + v] * b2))
-                if wf[GAINS + v] > best:
-                    best = wf[GAINS + v]
-                    best_v = v
-        if best < wf[p + 12]:
-            return state, h
-        k = 0
-        if temperature > 0 and left > 1:
-            weight = 0.0
-            for v in range(1, 6):
-                if wf[COUNT_BY_VALUE + v] > 0.0:
-                    gain = wf[GAINS + v]  # the best's weight is exp(0) == 1: no call
-                    wf[GAINS + v] = 1.0 if gain == best else math.exp((gain - best) / temperature)
-                    weight += wf[COUNT_BY_VALUE + v] * wf[GAINS + v]
-            state, u = rng.uniform(state)
-            u *= weight
-            while k < left - 1 and u >= wf[GAINS + VALUES[wi[TARGETS + k] % 16]]:
-                u -= wf[GAINS + VALUES[wi[TARGETS + k] % 16]]
-                k += 1
+        if nv == 1 and wf[p + 12] <= 0.0:
+            # The flies left are of one value, so alike: the softmax picks one uniformly, and
+            # their gain (never negative) clears a min_gain of 0. No gain needs working out.
+            k = 0
+            if temperature > 0 and left > 1:
+                state, u = rng.uniform(state)
+                k = int(u * left)  # what the walk below gives with weights of 1.0
         else:
-            while VALUES[wi[TARGETS + k] % 16] != best_v:
-                k += 1
-        wf[COUNT_BY_VALUE + VALUES[wi[TARGETS + k] % 16]] -= 1.0
+            state, k = pick(wf, wi, p, s, entry, wi[OUT_MS + h], nv, left, state)
+            if k < 0:
+                return state, h
+        v = VALUES[wi[TARGETS + k] % 16]
+        wf[COUNT_BY_VALUE + v] -= 1.0
+        if wf[COUNT_BY_VALUE + v] == 0.0:  # the last fly of its value: the value goes
+            nv = drop_value(wi, nv, v)
         wi[OUT_CARDS + h] = wi[TARGETS + k]
         for j in range(k, left - 1):
             wi[TARGETS + j] = wi[TARGETS + j + 1]
         left -= 1
     return state, n_times
+
+
+@njit(cache=True, inline="always")
+def pick(
+    wf: np.ndarray,
+    wi: np.ndarray,
+    p: int,
+    s: int,
+    entry: int,
+    ms: int,
+    nv: int,
+    left: int,
+    state: np.uint64,
+) -> tuple[np.uint64, int]:
+    """The generator's state and the index among the ``left`` targets of the fly a hand laid
+    at ``ms`` takes, by softmax over the gains (:func:`gains`), or -1 when the best gain is
+    below ``min_gain`` (that hand and the later ones are not laid)."""
+    best, best_v = gains(wf, wi, p, s, entry, ms, nv)
+    if best < wf[p + 12]:
+        return state, -1
+    temperature = wf[p + 11]
+    k = 0
+    if temperature > 0 and left > 1:
+        weight = 0.0
+        scale = 1.0 / temperature
+        for i in range(nv - 1, -1, -1):  # lowest value first, as bots.choose sums them
+            v = wi[PRESENT + i]
+            wf[GAINS + v] = exp((wf[GAINS + v] - best) * scale)  # exp(0) is 1.0
+            weight += wf[COUNT_BY_VALUE + v] * wf[GAINS + v]
+        state, u = rng.uniform(state)
+        u *= weight
+        while k < left - 1 and u >= wf[GAINS + VALUES[wi[TARGETS + k] % 16]]:
+            u -= wf[GAINS + VALUES[wi[TARGETS + k] % 16]]
+            k += 1
+    else:
+        while VALUES[wi[TARGETS + k] % 16] != best_v:
+            k += 1
+    return state, k
+
+
+@njit(cache=True, inline="always")
+def gains(
+    wf: np.ndarray, wi: np.ndarray, p: int, s: int, entry: int, ms: int, nv: int
+) -> tuple[float, int]:
+    """The gain of a fly of each value present (``wi[PRESENT:]``, ``nv`` of them) for a hand
+    laid at ``ms``, into ``wf[GAINS + v]``: its value times the chance of being first on it,
+    against the crowd kept in the cache ``entry`` (rivals' first hands at ``entry + v``, second
+    hands at ``entry + 5 + v``), to the power ``caution``. Returns the best gain and its
+    value (the highest value among equals)."""
+    caution = wf[p + 10]
+    b1 = beaten(wf, p, s, ms, 0)
+    b2 = beaten(wf, p, s, ms, 1)
+    best = -1.0
+    best_v = 0
+    for i in range(nv):
+        v = wi[PRESENT + i]
+        gain = v * exp(-caution * (wf[entry + v] * b1 + wf[entry + 5 + v] * b2))
+        wf[GAINS + v] = gain
+        best_v = v if gain > best else best_v
+        best = max(best, gain)
+    return best, best_v
+
+
+@njit(cache=True, inline="always")
+def drop_value(wi: np.ndarray, nv: int, v: int) -> int:
+    """Take value ``v`` out of the ``nv`` present (``wi[PRESENT:]``); how many are left."""
+    j = 0
+    for i in range(nv):
+        wi[PRESENT + j] = wi[PRESENT + i]
+        j += wi[PRESENT + i] != v
+    return j

@@ -43,6 +43,7 @@ def advance(wi: np.ndarray, seats: int, counters: np.ndarray) -> None:
     """Reveal until a slap round with something to slap is open, or the game is over."""
     while wi[OVER] == 0:
         if reveal(wi, seats, counters) == 1:
+            policy.judge_round(wi, wi[N_CENTRE])  # what the bots will take for allowed
             return
 
 
