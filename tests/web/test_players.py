@@ -21,6 +21,7 @@ HUMAN_DELAY_S = 0.6
 def _play_to_the_end(page: Page, limit_s: float = 150) -> None:
     """Reveal on our turn, lay a hand on a fly a human moment after a round opens."""
     opened: float | None = None
+    opened_by: str | None = None
     start = time.monotonic()
     while time.monotonic() - start < limit_s:
         if page.query_selector(".end"):
@@ -28,6 +29,11 @@ def _play_to_the_end(page: Page, limit_s: float = 150) -> None:
         if page.query_selector("button.reveal:not([disabled])"):
             page.locator("button.reveal").tap(timeout=2000)
         if page.query_selector(".table.round-open"):
+            # A round is known by its trigger: the next round may open between two looks.
+            trigger = page.query_selector(".trigger-zone .trigger-card")
+            key = trigger.inner_html() if trigger else None
+            if key != opened_by:
+                opened, opened_by = time.monotonic(), key
             opened = opened or time.monotonic()
             flies = page.query_selector_all(".fly-card.slappable")
             free = page.query_selector(".my-hand.free")
@@ -35,7 +41,7 @@ def _play_to_the_end(page: Page, limit_s: float = 150) -> None:
                 with contextlib.suppress(Exception):  # the round closed under our finger
                     flies[0].tap(timeout=500)
         else:
-            opened = None
+            opened, opened_by = None, None
         time.sleep(0.05)
     raise AssertionError("the game did not end in time")
 
