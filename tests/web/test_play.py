@@ -25,6 +25,7 @@ STATE_JS = """() => ({
   slappable: document.querySelectorAll('.fly-card.slappable').length,
   free: document.querySelectorAll('.my-hand.free').length,
   resolved: document.querySelectorAll('.fly-card.won, .fly-card.wrong').length,
+  trigger: document.querySelector('.trigger-zone .trigger-card')?.innerHTML ?? null,
 })"""
 
 # A human cannot slap within 100 ms of the trigger (the server refuses it as too fast).
@@ -86,6 +87,7 @@ class Player:
         self.page = page
         self.keyboard = keyboard
         self.opened_at: float | None = None
+        self.trigger: str | None = None
         self.acted = 0
 
     def step(self) -> dict[str, Any]:
@@ -102,8 +104,9 @@ class Player:
             self.opened_at = None
             self.acted = 0
             return st
-        if self.opened_at is None:
-            self.opened_at = time.monotonic()
+        if self.opened_at is None or st["trigger"] != self.trigger:
+            # A round is known by its trigger: the next may open between two looks.
+            self.opened_at, self.trigger, self.acted = time.monotonic(), st["trigger"], 0
         if time.monotonic() - self.opened_at < HUMAN_DELAY_S or not st["slappable"]:
             return st
         try:
