@@ -401,6 +401,7 @@ def build_app(
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         runner.start()
         runner.restore()
+        cluster.start_beating()
         jobs = [_sweep(runner), node.keep(runner, cluster), node.publish(runner, cluster)]
         tasks = [asyncio.create_task(job) for job in jobs]
         if own_process:
@@ -409,6 +410,7 @@ def build_app(
             yield
         finally:
             await node.stop_tasks(tasks)
+            cluster.stop_beating()
             if not runner.draining:  # no hand-over: a test's server, or a second signal
                 with contextlib.suppress(Exception):
                     cluster.leave()

@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import secrets
 import sqlite3
+import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -311,8 +312,32 @@ class Cluster:
             self.peers.setdefault(self.node, self.url)
         return self.peers
 
+    def start_beating(self, every_s: float = BEAT_S) -> None:
+        """Beat every ``every_s`` from a thread of its own: a node whose event loop is busy
+        (overloaded, not dead) keeps its tables; only a process that stopped — killed,
+        paused — goes silent."""
+        self._stop = threading.Event()
+
+        def run() -> None:
+            while not self._stop.wait(every_s):
+                try:
+                    self.beat()
+                except Exception:  # the store or Redis away for a moment: beat again
+                    log.exception("the cluster's beat failed")
+
+        self._beating = threading.Thread(target=run, name="flyswat-beat", daemon=True)
+        self._beating.start()
+
+    def stop_beating(self) -> None:
+        """No more beats (before :meth:`leave`)."""
+        stop = getattr(self, "_stop", None)
+        if stop is not None:
+            stop.set()
+            self._beating.join(5)
+
     def leave(self) -> None:
         """This node stops: its tables are free to adopt at once, by anyone."""
+        self.stop_beating()
         self.state = "down"
         with self.engine.begin() as conn:
             conn.execute(

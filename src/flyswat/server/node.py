@@ -134,8 +134,9 @@ class TrustedForward:
 
 
 async def keep(runner: Runner, cluster: Cluster, beat_s: float = BEAT_S) -> None:
-    """This node's part of the cluster, for as long as it serves: a beat every ``beat_s``,
-    its share of the tables whose node died, and tables it lost let go."""
+    """This node's part of the cluster, for as long as it serves (its beats come from a
+    thread: :meth:`Cluster.start_beating`): every ``beat_s``, its share of the tables whose
+    node died, and tables it lost let go."""
     beats = 0
     while True:
         await asyncio.sleep(beat_s)
@@ -143,7 +144,7 @@ async def keep(runner: Runner, cluster: Cluster, beat_s: float = BEAT_S) -> None
             return
         try:
             stalled = cluster.stale()  # paused past its lease: look at once, not in 5 beats
-            peers = await asyncio.to_thread(cluster.beat)
+            peers = dict(cluster.peers)  # as the beat thread last saw them
             taken = await asyncio.to_thread(runner.adopt_orphans, peers)
             for code in taken:
                 if code not in runner.tables:
