@@ -36,22 +36,10 @@ import sqlalchemy as sa
 
 from flyswat.record import verify_record
 from flyswat.server.store import engine_url
-from harness.server import free_ports, pg_schema
+from harness.server import free_ports, pg_schema, until_health
 
 TABLE = {"seats": 4, "bots": [{"seat": s, "level": "normal"} for s in (1, 2, 3)],
          "turn_timeout_ms": 1000, "slap_window_ms": 1000, "remove": 70}  # fmt: skip
-
-
-def wait_health(port: int, timeout: float = 60) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while True:
-        with contextlib.suppress(httpx.HTTPError):
-            reply = httpx.get(f"http://127.0.0.1:{port}/health", timeout=1)
-            if reply.status_code == 200:
-                return dict(reply.json())
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"nothing answers on port {port}")
-        time.sleep(0.1)
 
 
 def start(
@@ -75,8 +63,13 @@ def start(
             with (tmp / f"n{k}.log").open("ab") as log:
                 procs.append(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT))
             ports.append(port)
-    for port in ports:
-        wait_health(port)
+    try:
+        for port in ports:
+            until_health(port, timeout=60)
+    except RuntimeError:
+        for proc in procs:
+            proc.kill()
+        raise
     return procs, ports
 
 
@@ -98,7 +91,7 @@ def run(args: argparse.Namespace, db: str, tmp: Path) -> dict[str, Any]:
                                   json={"token": seated["token"]})  # fmt: skip
                 assert reply.status_code == 200, reply.text
         time.sleep(args.play_before)
-        pid = wait_health(victim)["pid"]
+        pid = until_health(victim)["pid"]
         stopped = time.time()
         os.kill(pid, signal.SIGKILL if args.stop == "kill" else signal.SIGTERM)
         first: dict[str, float] = {}

@@ -37,6 +37,7 @@ from sqlalchemy import (
     event,
     insert,
     select,
+    text,
     update,
 )
 from sqlalchemy.engine import Connection, Engine
@@ -46,6 +47,8 @@ from flyswat.table import events as ev
 from flyswat.table.events import Event, data_of, parse
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+#: The PostgreSQL advisory lock under which a node migrates the schema (any number).
+MIGRATION_LOCK = 0x666C79
 
 #: The schema as the code uses it; the migrations (not this) create and change it.
 metadata = MetaData()
@@ -129,6 +132,8 @@ class Store:
     def migrate(self) -> str:
         """Create or upgrade the schema to the newest revision; returns the revision."""
         with self.engine.begin() as conn:
+            if conn.dialect.name == "postgresql":  # nodes starting together: one at a time
+                conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
             command.upgrade(alembic_config(conn), "head")
             revision = MigrationContext.configure(conn).get_current_revision()
         assert revision is not None
