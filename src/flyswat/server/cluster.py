@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import logging
 import secrets
-import sqlite3
 import threading
 import time
 from collections.abc import Iterable
@@ -30,13 +29,6 @@ from typing import Any
 
 import orjson
 from sqlalchemy import (
-    Column,
-    Float,
-    MetaData,
-    String,
-    Table,
-    Text,
-    delete,
     insert,
     or_,
     select,
@@ -45,43 +37,14 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
+from flyswat.server.store import meta, nodes, owners, tables, write_lock
+
 log = logging.getLogger("flyswat.server")
 
 #: A node beats this often (seconds) ...
 BEAT_S = 1.0
 #: ... and is taken for dead, its tables free to adopt, after this long without a beat.
 DEAD_AFTER_S = 3.0
-
-cluster_metadata = MetaData()
-nodes = Table(
-    "flyswat_nodes",
-    cluster_metadata,
-    Column("id", String(64), primary_key=True),
-    Column("url", String(255), nullable=False),
-    Column("seen", Float, nullable=False),
-    Column("state", String(16), nullable=False),
-)
-owners = Table(
-    "flyswat_owners",
-    cluster_metadata,
-    Column("code", String(16), primary_key=True),
-    Column("node", String(64), nullable=True),
-    Column("since", Float, nullable=False),
-    Column("listing", Text, nullable=True),
-    Column("listed_at", Float, nullable=True),
-)
-meta = Table(
-    "flyswat_cluster",
-    cluster_metadata,
-    Column("key", String(64), primary_key=True),
-    Column("value", Text, nullable=False),
-)
-_tables = Table(
-    "flyswat_tables",
-    cluster_metadata,
-    Column("code", String(16), primary_key=True),
-    Column("state", String(16), nullable=False),
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -423,10 +386,10 @@ class Cluster:
         live = list(alive)
         with self.engine.connect() as conn:
             rows = conn.execute(
-                select(_tables.c.code, owners.c.node)
-                .select_from(_tables.outerjoin(owners, owners.c.code == _tables.c.code))
+                select(tables.c.code, owners.c.node)
+                .select_from(tables.outerjoin(owners, owners.c.code == tables.c.code))
                 .where(
-                    _tables.c.state.in_(("lobby", "playing")),
+                    tables.c.state.in_(("lobby", "playing")),
                     or_(owners.c.node.is_(None), owners.c.node.not_in(live)),
                 )
             )
@@ -466,85 +429,3 @@ class Cluster:
 
 def _held_by(node: str | None) -> Any:
     return owners.c.node.is_(None) if node is None else owners.c.node == node
-
-
-def owners_of(conn: Connection, codes: list[str]) -> list[tuple[str, str | None]]:
-    """``(code, node)`` of the tables ``codes`` that have an owner row: the store's write
-    fence, checked once a commit.
-
-    Through the DB-API's own cursor (SQLAlchemy's statement and rows cost more than the
-    query, once every few ms), by the primary key only (with ``node = ?`` beside it SQLite
-    walks the node's index: every table of the node). ``FOR SHARE`` on PostgreSQL: an
-    adoption's UPDATE of these rows waits for this commit and then loads what it wrote
-    (SQLite: the writer's transaction holds the write lock from its start)."""
-    sqlite = conn.dialect.name == "sqlite"
-    marks = ",".join(("?" if sqlite else "%s") for _ in codes)
-    sql = f"SELECT code, node FROM flyswat_owners WHERE code IN ({marks})"
-    dbapi: Any = conn.connection.dbapi_connection
-    cur = dbapi.cursor()
-    try:
-        cur.execute(sql if sqlite else sql + " FOR SHARE", codes)
-        return [(row[0], row[1]) for row in cur.fetchall()]
-    finally:
-        cur.close()
-
-
-def write_lock(conn: Connection) -> None:
-    """Take the database's write lock at the start of this transaction (SQLite: ``BEGIN
-    IMMEDIATE``, so that a check made in it still holds at its commit; PostgreSQL locks
-    rows instead).
-
-    SQLite's own busy handler sleeps 1, 2, 5, 10 … ms between its tries, so a writer that
-    finds another process's writer at its commit may wait tens of ms for a lock held for a
-    fraction of one: the lock is asked for here every :data:`LOCK_POLL_S` instead (the
-    sleep releases the GIL), for up to :data:`LOCK_WAIT_S`."""
-    if conn.dialect.name != "sqlite":
-        return
-    dbapi: Any = conn.connection.dbapi_connection
-    if dbapi is None or dbapi.in_transaction:
-        return
-    deadline = time.monotonic() + LOCK_WAIT_S
-    polling = conn.info.get(POLLING, False)  # a connection kept without a busy timeout
-    if not polling:
-        dbapi.execute("PRAGMA busy_timeout=0")
-    try:
-        while True:
-            try:
-                dbapi.execute("BEGIN IMMEDIATE")
-                return
-            except sqlite3.OperationalError as e:
-                if "locked" not in str(e) or time.monotonic() > deadline:
-                    raise
-                time.sleep(LOCK_POLL_S)
-    finally:
-        if not polling:
-            dbapi.execute(f"PRAGMA busy_timeout={round(LOCK_WAIT_S * 1000)}")
-
-
-def poll_for_lock(conn: Connection) -> None:
-    """Keep ``conn`` (the writer's own, whose every transaction begins with
-    :func:`write_lock`) without SQLite's busy timeout, rather than set and reset it at each
-    commit."""
-    if conn.dialect.name == "sqlite":
-        conn.exec_driver_sql("PRAGMA busy_timeout=0")
-        conn.commit()
-        conn.info[POLLING] = True
-
-
-POLLING = "flyswat.polls_for_lock"
-
-
-#: How often a writer asks for SQLite's write lock while another process holds it, and for
-#: how long at most (the busy timeout of every connection).
-LOCK_POLL_S = 0.0003
-LOCK_WAIT_S = 5.0
-
-
-def owner_row(code: str, node: str, now: float) -> Any:
-    """The statement that makes ``node`` the owner of a new table."""
-    return insert(owners).values(code=code, node=node, since=now)
-
-
-def drop_owner(code: str) -> Any:
-    """The statement that removes a table's owner row."""
-    return delete(owners).where(owners.c.code == code)

@@ -14,6 +14,7 @@ state (lobby, playing, over, expired); an ``over`` event's record goes to the re
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -26,6 +27,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import (
     Column,
+    Float,
     Integer,
     MetaData,
     String,
@@ -42,7 +44,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection, Engine
 
-from flyswat.server import cluster, players_store
+from flyswat.server import players_store
 from flyswat.table import events as ev
 from flyswat.table.events import Event, data_of, parse
 
@@ -75,6 +77,32 @@ records = Table(
     Column("game_id", String(40), primary_key=True),
     Column("code", String(16), nullable=False, index=True),
     Column("record", Text, nullable=False),
+)
+
+#: The cluster (:mod:`flyswat.server.cluster`): its nodes, who owns each table (the
+#: writer's fence, below), and what they share.
+nodes = Table(
+    "flyswat_nodes",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("url", String(255), nullable=False),
+    Column("seen", Float, nullable=False),
+    Column("state", String(16), nullable=False),
+)
+owners = Table(
+    "flyswat_owners",
+    metadata,
+    Column("code", String(16), primary_key=True),
+    Column("node", String(64), nullable=True),
+    Column("since", Float, nullable=False),
+    Column("listing", Text, nullable=True),
+    Column("listed_at", Float, nullable=True),
+)
+meta = Table(
+    "flyswat_cluster",
+    metadata,
+    Column("key", String(64), primary_key=True),
+    Column("value", Text, nullable=False),
 )
 
 
@@ -174,7 +202,7 @@ class Store:
         rows: list[dict[str, Any]] = []
         with conn.begin():
             if self.node is not None:
-                cluster.write_lock(conn)  # the fence holds until the commit
+                write_lock(conn)  # the fence holds until the commit
             fenced = self._fenced(conn, batch)
             for code, events in batch:
                 if code not in fenced:
@@ -190,7 +218,7 @@ class Store:
         codes = {code for code, _ in batch} - new
         if not codes:
             return set()
-        owners = cluster.owners_of(conn, sorted(codes))
+        owners = owners_of(conn, sorted(codes))
         return codes - {code for code, node in owners if node == self.node}
 
     def _append(
@@ -203,7 +231,9 @@ class Store:
             if isinstance(e, ev.Created):
                 conn.execute(_NEW_TABLE, {"code": code, "state": "lobby", "created_at": at})
                 if self.node is not None:
-                    conn.execute(cluster.owner_row(code, self.node, time.time()))
+                    conn.execute(
+                        insert(owners).values(code=code, node=self.node, since=time.time())
+                    )
             elif isinstance(e, ev.Started | ev.Expired):
                 state = "playing" if isinstance(e, ev.Started) else "expired"
                 conn.execute(_SET_STATE, {"key": code, "state": state})
@@ -270,3 +300,78 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur.execute("PRAGMA synchronous=NORMAL")
     cur.execute("PRAGMA busy_timeout=5000")
     cur.close()
+
+
+# -- the cluster's fence: ownership checked in the writer's transaction --------------------
+
+
+def owners_of(conn: Connection, codes: list[str]) -> list[tuple[str, str | None]]:
+    """``(code, node)`` of the tables ``codes`` that have an owner row: the store's write
+    fence, checked once a commit.
+
+    Through the DB-API's own cursor (SQLAlchemy's statement and rows cost more than the
+    query, once every few ms), by the primary key only (with ``node = ?`` beside it SQLite
+    walks the node's index: every table of the node). ``FOR SHARE`` on PostgreSQL: an
+    adoption's UPDATE of these rows waits for this commit and then loads what it wrote
+    (SQLite: the writer's transaction holds the write lock from its start)."""
+    sqlite = conn.dialect.name == "sqlite"
+    marks = ",".join(("?" if sqlite else "%s") for _ in codes)
+    sql = f"SELECT code, node FROM flyswat_owners WHERE code IN ({marks})"
+    dbapi: Any = conn.connection.dbapi_connection
+    cur = dbapi.cursor()
+    try:
+        cur.execute(sql if sqlite else sql + " FOR SHARE", codes)
+        return [(row[0], row[1]) for row in cur.fetchall()]
+    finally:
+        cur.close()
+
+
+def write_lock(conn: Connection) -> None:
+    """Take the database's write lock at the start of this transaction (SQLite: ``BEGIN
+    IMMEDIATE``, so that a check made in it still holds at its commit; PostgreSQL locks
+    rows instead).
+
+    SQLite's own busy handler sleeps 1, 2, 5, 10 … ms between its tries, so a writer that
+    finds another process's writer at its commit may wait tens of ms for a lock held for a
+    fraction of one: the lock is asked for here every :data:`LOCK_POLL_S` instead (the
+    sleep releases the GIL), for up to :data:`LOCK_WAIT_S`."""
+    if conn.dialect.name != "sqlite":
+        return
+    dbapi: Any = conn.connection.dbapi_connection
+    if dbapi is None or dbapi.in_transaction:
+        return
+    deadline = time.monotonic() + LOCK_WAIT_S
+    polling = conn.info.get(POLLING, False)  # a connection kept without a busy timeout
+    if not polling:
+        dbapi.execute("PRAGMA busy_timeout=0")
+    try:
+        while True:
+            try:
+                dbapi.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e) or time.monotonic() > deadline:
+                    raise
+                time.sleep(LOCK_POLL_S)
+    finally:
+        if not polling:
+            dbapi.execute(f"PRAGMA busy_timeout={round(LOCK_WAIT_S * 1000)}")
+
+
+def poll_for_lock(conn: Connection) -> None:
+    """Keep ``conn`` (the writer's own, whose every transaction begins with
+    :func:`write_lock`) without SQLite's busy timeout, rather than set and reset it at each
+    commit."""
+    if conn.dialect.name == "sqlite":
+        conn.exec_driver_sql("PRAGMA busy_timeout=0")
+        conn.commit()
+        conn.info[POLLING] = True
+
+
+POLLING = "flyswat.polls_for_lock"
+
+
+#: How often a writer asks for SQLite's write lock while another process holds it, and for
+#: how long at most (the busy timeout of every connection).
+LOCK_POLL_S = 0.0003
+LOCK_WAIT_S = 5.0

@@ -25,8 +25,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.engine import Connection
 
-from flyswat.server import cluster
-from flyswat.server.store import Store
+from flyswat.server.store import Store, poll_for_lock
 from flyswat.table.events import Event
 
 log = logging.getLogger("flyswat.server")
@@ -111,7 +110,7 @@ class Writer:
         last = 0.0
         with self.store.engine.connect() as conn:  # the writer's own, for good
             if self.store.node is not None:  # its transactions begin with the write lock
-                cluster.poll_for_lock(conn)
+                poll_for_lock(conn)
             while True:
                 with self._lock:
                     while not self._queue and not self._stopping:
