@@ -145,10 +145,6 @@ class Serve:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(40)
 
-    def workers(self) -> list[int]:
-        pid = self.proc.pid
-        return [int(k) for k in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-
 
 def until_health(port: int, serving: Serve | None = None, timeout: float = 40) -> dict[str, Any]:
     """``/health`` of the server on ``port`` once it answers (raises when ``serving``

@@ -10,7 +10,7 @@ import json
 import time
 from pathlib import Path
 
-from playwright.sync_api import Browser, Page, Route, expect
+from playwright.sync_api import Browser, BrowserContext, Page, Route, expect
 
 from flyswat.record import verify_record
 
@@ -111,20 +111,28 @@ def test_a_new_player_plays_now_rematches_and_finds_both_games(
     phone.close()
 
 
-def test_the_host_removes_a_player_who_comes_back_and_leaves_and_a_bot_sits_down(
-    server: str, browser: Browser
-) -> None:
+def _private_lobby(
+    browser: Browser, server: str, host_name: str
+) -> tuple[BrowserContext, BrowserContext, Page, Page, str]:
+    """A host's private three-seat lobby (two human seats free), and a second browser:
+    ``(host's context, guest's context, host, guest, link)``."""
     laptop = browser.new_context(viewport={"width": 1280, "height": 800}, locale="en")
     other = browser.new_context(viewport={"width": 1024, "height": 700}, locale="en")
     host, guest = laptop.new_page(), other.new_page()
     host.goto(server + "/")
-    host.fill("form#create input[name=name]", "Olga")
+    host.fill("form#create input[name=name]", host_name)
     host.select_option("select[name=seats]", "3")
     host.select_option("select[name=seat1]", "human")
     host.select_option("select[name=seat2]", "human")
     host.uncheck("form#create input[name=public]")  # private: by link only
     host.click("form#create button[type=submit]")
-    link = host.input_value("#share-link")
+    return laptop, other, host, guest, host.input_value("#share-link")
+
+
+def test_the_host_removes_a_player_who_comes_back_and_leaves_and_a_bot_sits_down(
+    server: str, browser: Browser
+) -> None:
+    laptop, other, host, guest, link = _private_lobby(browser, server, "Olga")
     code = link.split("table=")[1]
     guest.goto(server + "/")
     expect(guest.locator(f"#open-tables [data-code='{code}']")).to_have_count(0)
@@ -155,17 +163,7 @@ def test_the_host_removes_a_player_who_comes_back_and_leaves_and_a_bot_sits_down
 def test_a_join_whose_reply_is_lost_is_sent_again_and_gets_the_same_seat(
     server: str, browser: Browser
 ) -> None:
-    laptop = browser.new_context(viewport={"width": 1280, "height": 800}, locale="en")
-    other = browser.new_context(viewport={"width": 1024, "height": 700}, locale="en")
-    host, guest = laptop.new_page(), other.new_page()
-    host.goto(server + "/")
-    host.fill("form#create input[name=name]", "Rosa")
-    host.select_option("select[name=seats]", "3")
-    host.select_option("select[name=seat1]", "human")
-    host.select_option("select[name=seat2]", "human")
-    host.uncheck("form#create input[name=public]")
-    host.click("form#create button[type=submit]")
-    link = host.input_value("#share-link")
+    laptop, other, host, guest, link = _private_lobby(browser, server, "Rosa")
     sent: list[dict[str, str]] = []
 
     def lose_the_first_reply(route: Route) -> None:

@@ -395,16 +395,6 @@ class Cluster:
             )
             return [(r[0], r[1]) for r in rows]
 
-    def forget(self, code: str) -> None:
-        """Table ``code`` is over and out of memory: nobody needs to own it (the next node
-        asked for it adopts it)."""
-        with self.engine.begin() as conn:
-            conn.execute(
-                update(owners)
-                .where(owners.c.code == code, owners.c.node == self.node)
-                .values(node=None, listing=None, listed_at=None)
-            )
-
     def secret(self) -> str:
         """The cluster's shared secret (made by the first node): a node that forwards a
         request proves with it that the client address it names may be believed."""

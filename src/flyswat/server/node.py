@@ -66,8 +66,9 @@ def socket_url(url: str, code: str, host: str | None) -> str:
     scheme = "wss" if parts.scheme == "https" else "ws"
     netloc = parts.netloc
     if _wild(parts.hostname):
-        name = (host or "127.0.0.1").rsplit(":", 1)[0] if host and not host.endswith("]") else host
-        netloc = f"{name}:{parts.port}" if parts.port else str(name)
+        name = (urlsplit(f"//{host}").hostname if host else None) or "127.0.0.1"
+        name = f"[{name}]" if ":" in name else name  # an IPv6 address
+        netloc = f"{name}:{parts.port}" if parts.port else name
     return urlunsplit((scheme, netloc, parts.path.rstrip("/") + f"/ws/{code}", "", ""))
 
 
