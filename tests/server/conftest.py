@@ -105,13 +105,16 @@ def live(db_url: str) -> Iterator[Live]:
 
 
 @pytest.fixture
-def pg_url() -> Iterator[str]:
-    """A fresh PostgreSQL schema for one test (skipped unless FLYSWAT_TEST_PG is set)."""
+def pg_url(started: list[Serve]) -> Iterator[str]:
+    """A fresh PostgreSQL schema for one test (skipped unless FLYSWAT_TEST_PG is set); the
+    server processes the test started are stopped before it is dropped (a DROP waits for
+    every lock a live node holds on it)."""
     url = os.environ.get("FLYSWAT_TEST_PG")
     if not url:
         pytest.skip("FLYSWAT_TEST_PG is not set")
     with pg_schema(url) as fresh:
         yield fresh
+        stop_all(started)
 
 
 def allowed(centre: list[str]) -> set[str]:
@@ -167,9 +170,11 @@ class Player:
         await self.ws.send(json.dumps(msg))
 
     async def recv(self, timeout: float = 10) -> dict[str, Any]:
-        """The next message that is not a ping (pings are answered)."""
+        """The next message that is not a ping (pings are answered), within ``timeout``
+        seconds in all: a stalled table that only pings still times out."""
+        deadline = time.monotonic() + timeout
         while True:
-            raw = await asyncio.wait_for(self.ws.recv(), timeout)
+            raw = await asyncio.wait_for(self.ws.recv(), max(0.01, deadline - time.monotonic()))
             assert isinstance(raw, str)
             msg = json.loads(raw)
             if msg["type"] == "ping":
@@ -255,6 +260,11 @@ def started() -> Iterator[list[Serve]]:
     woken first if a test paused one."""
     running: list[Serve] = []
     yield running
+    stop_all(running)
+
+
+def stop_all(running: list[Serve]) -> None:
+    """Kill every process of ``running`` (woken first: a stopped one does not die)."""
     for s in running:
         with contextlib.suppress(Exception):
             os.kill(s.proc.pid, signal.SIGCONT)

@@ -196,8 +196,9 @@ async def first_message(ws_base: str, code: str, token: str) -> dict[str, Any]:
     async with connect(f"{ws_base}/ws/{code}", open_timeout=5) as ws:
         with contextlib.suppress(Exception):
             await ws.send(json.dumps({"type": "hello", "token": token}))
+        deadline = time.monotonic() + 5
         while True:
-            msg = json.loads(await asyncio.wait_for(ws.recv(), 5))
+            msg = json.loads(await asyncio.wait_for(ws.recv(), deadline - time.monotonic()))
             if msg["type"] != "ping":
                 return dict(msg)
 
