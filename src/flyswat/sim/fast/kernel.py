@@ -27,7 +27,7 @@ FLIES = 96
 CARDS = 112
 
 #: numba's option to compile a function without its reference counting (not in its stubs).
-_NO_REFCOUNT: dict[str, Any] = {"_nrt": False}
+_NO_REFCOUNT: dict[str, Any] = {"_nrt": False, "error_model": "numpy"}
 
 #: Per-game counters, one column each.
 COUNTERS = (
