@@ -11,7 +11,8 @@ glibc's ``exp``), in about twenty instructions that LLVM schedules with the loop
 ``2**(j/128)`` comes from a table, as a double and its relative rest; ``e**r - 1`` from its
 Taylor polynomial of degree 5 (the first term left out is below 2**-60). So only the last
 operations round: the result is within 1 ulp of ``math.exp``, and the same double in all
-but about one case in a thousand (``tests/test_fast_exp.py``). Outside ``(-708, 709)``, where
+but about one case in a thousand (``tests/test_fast_exp.py``); so too where the game loop
+compiles it with fused multiply-adds. Outside ``(-708, 709)``, where
 the result would be subnormal or infinite, and for NaN, it *is* ``math.exp``.
 """
 

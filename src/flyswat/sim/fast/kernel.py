@@ -26,8 +26,8 @@ from flyswat.sim.fast.policy import CENTRE, CNT, OUT_CARDS, OUT_MS, ST, VALUES, 
 FLIES = 96
 CARDS = 112
 
-#: numba's option to compile a function without its reference counting (not in its stubs).
-_NO_REFCOUNT: dict[str, Any] = {"_nrt": False}
+#: How the game loop is compiled (see :func:`_play_games`); ``_nrt`` is not in numba's stubs.
+_GAME_LOOP: dict[str, Any] = {"_nrt": False, "error_model": "numpy", "fastmath": {"contract"}}
 
 #: Per-game counters, one column each.
 COUNTERS = (
@@ -295,7 +295,7 @@ def play_batch(
     )  # fmt: skip
 
 
-@njit(cache=True, **_NO_REFCOUNT)  # type: ignore[untyped-decorator]  # _nrt: not in the stubs
+@njit(cache=True, **_GAME_LOOP)  # type: ignore[untyped-decorator]  # _nrt: not in the stubs
 def _play_games(
     wf: np.ndarray,
     wi: np.ndarray,
@@ -319,7 +319,10 @@ def _play_games(
 
     Compiled without numba's reference counting (it allocates nothing): with it, every
     array passed to an inlined function or sliced costs two atomic updates, which took a
-    third of the time (measured with ``perf``).
+    third of the time (measured with ``perf``). With numpy's error model: no check for zero
+    before each division (none can be zero here). With multiplies and adds fused (FMA, one
+    rounding where there were two), which shortens the chain of each ``exp``: +7 % games a
+    second, and the same games bit for bit over the 155,000 of seven tables checked.
     """
     for g in range(n_games):
         t = g if trace else 0
