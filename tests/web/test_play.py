@@ -18,15 +18,21 @@ from typing import Any
 
 from playwright.sync_api import Browser, Page, WebSocketRoute, expect
 
-STATE_JS = """() => ({
+from .conftest import ROUND_KEY_JS
+
+STATE_JS = (
+    """() => ({
   end: !!document.querySelector('.end'),
   reveal: !!document.querySelector('button.reveal:not([disabled])'),
   open: !!document.querySelector('.table.round-open'),
   slappable: document.querySelectorAll('.fly-card.slappable').length,
   free: document.querySelectorAll('.my-hand.free').length,
   resolved: document.querySelectorAll('.fly-card.won, .fly-card.wrong').length,
-  trigger: document.querySelector('.trigger-zone .trigger-card')?.innerHTML ?? null,
+  trigger: """
+    + ROUND_KEY_JS
+    + """,
 })"""
+)
 
 # A human cannot slap within 100 ms of the trigger (the server refuses it as too fast).
 HUMAN_DELAY_S = 0.2
@@ -105,7 +111,7 @@ class Player:
             self.acted = 0
             return st
         if self.opened_at is None or st["trigger"] != self.trigger:
-            # A round is known by its trigger: the next may open between two looks.
+            # A round is known by its key (ROUND_KEY_JS): the next may open between two looks.
             self.opened_at, self.trigger, self.acted = time.monotonic(), st["trigger"], 0
         if time.monotonic() - self.opened_at < HUMAN_DELAY_S or not st["slappable"]:
             return st

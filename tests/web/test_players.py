@@ -14,6 +14,8 @@ from playwright.sync_api import Browser, BrowserContext, Page, Route, expect
 
 from flyswat.record import verify_record
 
+from .conftest import ROUND_KEY_JS
+
 # Well above the human floor even when a loaded machine paints the trigger late.
 HUMAN_DELAY_S = 0.6
 
@@ -29,9 +31,8 @@ def _play_to_the_end(page: Page, limit_s: float = 150) -> None:
         if page.query_selector("button.reveal:not([disabled])"):
             page.locator("button.reveal").tap(timeout=2000)
         if page.query_selector(".table.round-open"):
-            # A round is known by its trigger: the next round may open between two looks.
-            trigger = page.query_selector(".trigger-zone .trigger-card")
-            key = trigger.inner_html() if trigger else None
+            # A round is known by its key (ROUND_KEY_JS): the next may open between two looks.
+            key = page.evaluate(ROUND_KEY_JS)
             if key != opened_by:
                 opened, opened_by = time.monotonic(), key
             opened = opened or time.monotonic()
