@@ -198,12 +198,15 @@ class Player:
     ) -> dict[str, Any]:
         """Play until the game is over (or a message satisfies ``until``); that message.
 
-        The welcome already received counts too, so a player who reconnects carries on."""
+        The welcome already received counts too, so a player who reconnects carries on; one
+        who reconnects after the end gets a welcome to a finished table, which is returned."""
         deadline = time.monotonic() + timeout
         msg = self.received[-1]
         while True:
             kind, v = msg["type"], msg.get("view")
             if kind == "over" or (until is not None and until(msg)):
+                return msg
+            if kind == "welcome" and msg["table"]["state"] == "over":
                 return msg
             if kind in ("reveal", "welcome") and v and v["round"] is not None and self.slaps:
                 self._tasks.append(asyncio.create_task(self._slap(v, v["turn"])))

@@ -84,3 +84,37 @@ def test_the_lobby_list_comes_in_pages_of_joinable_tables(live: Live) -> None:
 def test_a_cursor_that_names_no_table_is_malformed(live: Live) -> None:
     reply = live.get("/api/tables?after=NOSUCH")
     assert (reply.status_code, reply.json()["error"]) == (400, "malformed")
+
+
+@pytest.mark.anyio
+async def test_a_socket_opened_as_its_table_was_dropped_is_sent_to_look_again(
+    tmp_path: Path,
+) -> None:
+    """A socket accepted just before its table left this node (another node took it; a paused
+    node woke and found it lost) must not be answered from the copy left behind: its hello
+    is answered ``moved`` and the socket closed 4302 (docs/PROTOCOL.md). Found by
+    test_cluster_attacks' pause: the player sat at a table nobody ran, told nothing more."""
+    with serve(f"sqlite:///{tmp_path / 'm.db'}") as live:
+        seated = await create_table(live, seats=2)
+        code, token = seated["code"], seated["token"]
+        runner = live.app.state.runner
+        async with connect(f"{live.ws}/ws/{code}") as ws:  # accepted: the table is found
+            dropped = asyncio.Event()
+            loop = asyncio.get_running_loop()
+
+            def drop() -> None:  # on the server's loop, as the writer's fence would
+                runner.lost({code})
+                loop.call_soon_threadsafe(dropped.set)
+
+            runner.writer.loop.call_soon_threadsafe(drop)
+            await asyncio.wait_for(dropped.wait(), 10)
+            await ws.send(json.dumps({"type": "hello", "token": token}))
+            told = json.loads(await asyncio.wait_for(ws.recv(), 10))
+            assert told["type"] == "moved", told
+            with pytest.raises(ConnectionClosed) as closed:
+                await asyncio.wait_for(ws.recv(), 10)
+            assert closed.value.rcvd is not None and closed.value.rcvd.code == 4302
+        async with connect(f"{live.ws}/ws/{code}") as ws:  # looking again finds the table
+            await ws.send(json.dumps({"type": "hello", "token": token}))
+            told = json.loads(await asyncio.wait_for(ws.recv(), 10))
+            assert told["type"] == "welcome" and told["seat"] == seated["seat"], told

@@ -310,6 +310,12 @@ async def _read(runner: Runner, table: Table, link: Link, timers: list[asyncio.T
         event = await link.ws.receive()
         if event["type"] == "websocket.disconnect" or runner.draining:
             return
+        if runner.tables.get(table.code) is not table:
+            # The table was dropped here while this socket opened (another node took it, it
+            # was handed over, or a finished one left memory): never answer from the copy
+            # left behind; send the client to look again (it finds the owner, or a reload).
+            link.moved(None)
+            return
         runner.received += 1
         message = _parse(link.id, event)
         if isinstance(message.message, p.Pong) and link.greeted:
