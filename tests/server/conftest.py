@@ -204,9 +204,8 @@ class Player:
         msg = self.received[-1]
         while True:
             kind, v = msg["type"], msg.get("view")
-            if kind == "over" or (until is not None and until(msg)):
-                return msg
-            if kind == "welcome" and msg["table"]["state"] == "over":
+            back_after_the_end = kind == "welcome" and msg["table"]["state"] == "over"
+            if kind == "over" or back_after_the_end or (until is not None and until(msg)):
                 return msg
             if kind in ("reveal", "welcome") and v and v["round"] is not None and self.slaps:
                 self._tasks.append(asyncio.create_task(self._slap(v, v["turn"])))

@@ -20,19 +20,15 @@ from playwright.sync_api import Browser, Page, WebSocketRoute, expect
 
 from .conftest import ROUND_KEY_JS
 
-STATE_JS = (
-    """() => ({
+STATE_JS = """() => ({
   end: !!document.querySelector('.end'),
   reveal: !!document.querySelector('button.reveal:not([disabled])'),
   open: !!document.querySelector('.table.round-open'),
   slappable: document.querySelectorAll('.fly-card.slappable').length,
   free: document.querySelectorAll('.my-hand.free').length,
   resolved: document.querySelectorAll('.fly-card.won, .fly-card.wrong').length,
-  trigger: """
-    + ROUND_KEY_JS
-    + """,
-})"""
-)
+  trigger: ROUND_KEY,
+})""".replace("ROUND_KEY", ROUND_KEY_JS)
 
 # A human cannot slap within 100 ms of the trigger (the server refuses it as too fast).
 HUMAN_DELAY_S = 0.2
