@@ -45,9 +45,15 @@ def _api(server: str, path: str, body: dict[str, Any] | None = None) -> dict[str
 
 
 def _box(page: Page, selector: str) -> dict[str, float]:
-    box = page.locator(selector).first.bounding_box()
-    assert box is not None, selector
-    return box
+    """The element's box once it is laid out: the end screen is drawn again when the game's
+    ratings arrive, and an element caught between two drawings has no box."""
+    element = page.locator(selector).first
+    for _ in range(50):
+        box = element.bounding_box()
+        if box is not None:
+            return box
+        page.wait_for_timeout(100)
+    raise AssertionError(f"{selector} is not laid out")
 
 
 def _inside(inner: dict[str, float], outer: dict[str, float], margin: float = 0) -> bool:
