@@ -83,33 +83,24 @@ class Link:
         self.gain_ms = gain_ms
         self.budget_max_ms = budget_max_ms
         self.budget = budget_max_ms
-        self._pings: deque[tuple[float, float]] = deque()
-        self._network: deque[tuple[float, float]] = deque()
+        self._pings = _Samples(window_ms)
+        self._network = _Samples(window_ms)
 
-    def _keep(self, samples: deque[tuple[float, float]], rtt_ms: float, now: float) -> None:
-        if rtt_ms >= 0:
-            samples.append((now, rtt_ms))
-
-    def _fresh(self, samples: deque[tuple[float, float]], now: float) -> list[float]:
-        while samples and samples[0][0] < now - self.window_ms:
-            samples.popleft()
-        return sorted(rtt for _, rtt in samples)
-
-    def _min(self, samples: deque[tuple[float, float]], now: float) -> float | None:
-        fresh = self._fresh(samples, now)
+    def _min(self, samples: _Samples, now: float) -> float | None:
+        fresh = samples.fresh(now)
         return fresh[0] if fresh else None
 
-    def _median(self, samples: deque[tuple[float, float]], now: float) -> float | None:
-        fresh = self._fresh(samples, now)
+    def _median(self, samples: _Samples, now: float) -> float | None:
+        fresh = samples.fresh(now)
         return fresh[(len(fresh) - 1) // 2] if fresh else None
 
     def pong(self, rtt_ms: float, now: float) -> None:
         """A ping's round trip (ms) measured at ``now``; negative values are ignored."""
-        self._keep(self._pings, rtt_ms, now)
+        self._pings.add(rtt_ms, now)
 
     def network_rtt(self, rtt_ms: float, now: float) -> None:
         """The network's own round-trip time (ms) for this seat, read at ``now``."""
-        self._keep(self._network, rtt_ms, now)
+        self._network.add(rtt_ms, now)
 
     def measured(self, now: float) -> float | None:
         """The seat's typical round trip, as both the pings and the network allow it:
@@ -151,6 +142,34 @@ class Link:
         adds :data:`BUDGET_GAIN_MS` back, up to the budget's maximum."""
         excess = max(0.0, ms - (self.measured(now) or 0.0))
         self.budget = max(0.0, min(self.budget_max_ms, self.budget - excess + self.gain_ms))
+
+
+class _Samples:
+    """Round trips (ms) by when they were measured, within a window that ends at ``now``;
+    sorted once for every question asked of them until a sample comes or one leaves."""
+
+    __slots__ = ("_sorted", "items", "window_ms")
+
+    def __init__(self, window_ms: float) -> None:
+        self.window_ms = window_ms
+        self.items: deque[tuple[float, float]] = deque()
+        self._sorted: list[float] | None = None
+
+    def add(self, rtt_ms: float, now: float) -> None:
+        if rtt_ms >= 0:
+            self.items.append((now, rtt_ms))
+            self._sorted = None
+
+    def fresh(self, now: float) -> list[float]:
+        """The samples of the window, smallest first (not to be changed by the caller)."""
+        items, cutoff = self.items, now - self.window_ms
+        if items and items[0][0] < cutoff:
+            while items and items[0][0] < cutoff:
+                items.popleft()
+            self._sorted = None
+        if self._sorted is None:
+            self._sorted = sorted(rtt for _, rtt in items)
+        return self._sorted
 
 
 def effective_ms(

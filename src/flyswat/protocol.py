@@ -15,6 +15,7 @@ import json
 import sys
 from typing import Annotated, Any, Literal, TypeAlias, cast
 
+import orjson
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from typing_extensions import TypedDict
 
@@ -668,11 +669,10 @@ def parse_client(raw: str | bytes) -> BaseModel:
     if size > MAX_MESSAGE_BYTES:
         raise MalformedError(f"message of {size} bytes; at most {MAX_MESSAGE_BYTES}", "too_big")
     try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        raise MalformedError("not JSON", "malformed") from None
-    except RecursionError:
-        raise MalformedError("JSON nested too deeply", "malformed") from None
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as e:
+        why = "JSON nested too deeply" if "depth limit" in str(e) else "not JSON"
+        raise MalformedError(why, "malformed") from None
     if not isinstance(data, dict) or not isinstance(data.get("type"), str):
         raise MalformedError('a message is a JSON object with a string "type"', "malformed")
     if data["type"] not in CLIENT_TYPES:

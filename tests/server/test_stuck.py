@@ -9,8 +9,6 @@ import time
 
 import pytest
 
-from flyswat.server.connection import scope_extension
-from flyswat.server.transport import SOCKET_KEY
 from harness.client import stuck_spectator
 
 from .conftest import Live, Player, create_table, join_table, serve, until_all_ready
@@ -57,7 +55,7 @@ async def stuck_and_dropped(live: Live) -> None:
         # The kernel's own buffer for the spectator made small, so that the server's side
         # fills in seconds rather than minutes (on loopback it can hold megabytes).
         (link,) = [link for link in runner.links.values() if table.conns[link.id].seat is None]
-        scope_extension(link.ws, SOCKET_KEY).setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+        link.socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
         tasks += [asyncio.create_task(toggle(p)) for p in players[1:]]
         deadline = time.monotonic() + 60
         while table.info().spectators == 1:

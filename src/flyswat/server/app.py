@@ -21,7 +21,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import AsyncIterator, MutableMapping
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,7 @@ from flyswat.bots import LEVELS
 from flyswat.errors import FlyswatError, IllegalActionError, MalformedError
 from flyswat.server import node, players_store
 from flyswat.server.cluster import Cluster, Owner, RedisShared, Shared
-from flyswat.server.connection import CLOSE_EXPIRED, CLOSE_MOVED, CLOSE_NOT_FOUND, Link
+from flyswat.server.connection import CLOSE_EXPIRED, CLOSE_MOVED, CLOSE_NOT_FOUND, Session
 from flyswat.server.limits import AddressBuckets, Limits, request_buckets, table_buckets
 from flyswat.server.limits import add_arguments as add_limit_arguments
 from flyswat.server.metrics import Metrics
@@ -47,9 +47,15 @@ from flyswat.server.netinfo import rtt_reader
 from flyswat.server.players_routes import PLAY_NOW_WAIT_MS, Players
 from flyswat.server.runner import Runner, monotonic_ms
 from flyswat.server.store import Store
-from flyswat.server.transport import RequestRateLimit, client_address, read_body, serve
+from flyswat.server.transport import (
+    PROTOCOL_KEY,
+    RequestRateLimit,
+    client_address,
+    read_body,
+    serve,
+)
 from flyswat.table.core import Table
-from flyswat.table.io import Join, Message, Rtt, StartBy
+from flyswat.table.io import Join, StartBy
 
 log = logging.getLogger("flyswat.server")
 
@@ -249,16 +255,6 @@ def _routes(
 # -- WebSocket ----------------------------------------------------------------------------------
 
 
-def _parse(conn: int, event: MutableMapping[str, Any]) -> Message:
-    text = event.get("text")
-    try:
-        if text is None:
-            raise MalformedError("binary frames are not accepted; send JSON text")
-        return Message(conn, p.parse_client(text))
-    except FlyswatError as e:
-        return Message.refusing(conn, e)
-
-
 async def play(
     runner: Runner,
     ws: WebSocket,
@@ -266,8 +262,8 @@ async def play(
     limits: Limits,
     rtt_fronts: frozenset[str] = frozenset(),
 ) -> None:
-    """Serve one WebSocket of ``table`` (None: no such table) until it closes: read, parse,
-    hand to the table."""
+    """Serve one WebSocket of ``table`` (None: no such table) until it closes: once
+    accepted, its protocol hands every message to a :class:`Session` as it reads it."""
     await ws.accept()
     code = ws.path_params["code"]
     if table is None or table.state == "expired":
@@ -277,59 +273,12 @@ async def play(
         await ws.send_text(gone.model_dump_json())
         await ws.close(CLOSE_NOT_FOUND if table is None else CLOSE_EXPIRED)
         return
+    socket = ws.scope.get("extensions", {}).get(PROTOCOL_KEY)
+    if socket is None:
+        raise RuntimeError("serve the app with flyswat.server.transport.uvicorn_config")
     network = rtt_reader(ws.scope, rtt_fronts)
-    link = runner.link(
-        table,
-        lambda conn, on_sent: Link(
-            conn, ws, monotonic_ms, on_sent, limits, network, runner.flush_soon
-        ),
-    )
-    timers = [asyncio.create_task(link.hello_deadline())]
-    reading = asyncio.create_task(_read(runner, table, link, timers))
-    writing = asyncio.create_task(link.closer())
-    stalled = asyncio.create_task(link.stalled.wait())
-    try:
-        # Until the client closes, the writer has sent a close, or the client fell behind.
-        await asyncio.wait([reading, writing, stalled], return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        runner.unlink(table, link)
-        for task in [reading, stalled, *timers]:
-            task.cancel()
-        if not link.stalled.is_set() and link.closing is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(writing, 2)  # what is queued, and the close frame
-        link.stop()
-        writing.cancel()
-        if link.stalled.is_set():
-            link.abort()
-
-
-async def _read(runner: Runner, table: Table, link: Link, timers: list[asyncio.Task[None]]) -> None:
-    """Read the socket until it closes: parse each frame, hand it to the table."""
-    while True:
-        event = await link.ws.receive()
-        if event["type"] == "websocket.disconnect" or runner.draining:
-            return
-        if runner.tables.get(table.code) is not table:
-            # The table was dropped here while this socket opened (another node took it, it
-            # was handed over, or a finished one left memory): never answer from the copy
-            # left behind; send the client to look again (it finds the owner, or a reload).
-            link.moved(None)
-            return
-        runner.received += 1
-        message = _parse(link.id, event)
-        if isinstance(message.message, p.Pong) and link.greeted:
-            if link.bucket.take(monotonic_ms()):
-                rtt = link.pong(message.message.id)
-                if rtt is not None:
-                    runner.run(table, Rtt(link.id, rtt, link.network_rtt()))
-                continue
-            slow = IllegalActionError("too many messages: slow down", "rate_limited")
-            message = Message.refusing(link.id, slow)
-        runner.run(table, message)
-        if not link.greeted and link.id in table.conns:
-            link.greeted = True
-            timers.append(asyncio.create_task(link.pinger()))
+    session = Session(runner, table, socket, limits, monotonic_ms, network)
+    await session.ended
 
 
 # -- the application and the command ------------------------------------------------------------

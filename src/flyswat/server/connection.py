@@ -1,29 +1,41 @@
-"""One WebSocket connection's I/O: its bounded outgoing queue, its writer, its pings.
+"""One WebSocket connection: its session with its table, its outgoing frames, its pings.
+
+A :class:`Session` is what the socket's protocol (:class:`~flyswat.server.transport.
+FlyswatWebSocket`, once it has taken the socket over) tells of each client message as it is
+read: parsed, and handed to the table in the same step. Nothing waits in a queue and no task
+is woken per message.
 
 The table never awaits a connection: the runner hands each message to :meth:`Link.send` as
 a frame, which is written to the socket's transport at the end of the loop turn, so a slow
 client delays nobody else and one broadcast is one synchronous step (R10). A client whose
 unsent data passes ``max_behind_bytes`` is dropped at once, its unsent data and all (its seat
-goes offline and plays on by auto-reveal). A ping
-goes out every second; its pong gives a round-trip time, and ``max_missed_pings`` unanswered
-pings in a row drop the connection, as does no ``hello`` within ``hello_timeout_s``
+goes offline and plays on by auto-reveal). One :class:`Pinger` pings every link once a
+second; a pong gives a round-trip time, and ``max_missed_pings`` unanswered pings in a row
+drop the connection, as does no ``hello`` within ``hello_timeout_s``
 (:class:`~flyswat.server.limits.Limits`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import secrets
+import logging
+import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from starlette.websockets import WebSocket, WebSocketDisconnect
-
-from flyswat.protocol import Error, Moved
+from flyswat import protocol as p
+from flyswat.errors import FlyswatError, IllegalActionError, MalformedError
+from flyswat.server.frames import text_frame
 from flyswat.server.limits import Limits
-from flyswat.server.transport import TRANSPORT_KEY
+from flyswat.table.io import Message, Rtt
 from flyswat.table.seats import Bucket
+
+if TYPE_CHECKING:
+    from flyswat.server.runner import Runner
+    from flyswat.server.transport import FlyswatWebSocket
+    from flyswat.table.core import Table
+
+log = logging.getLogger("flyswat.server")
 
 PING_EVERY_S = 1.0
 
@@ -32,6 +44,8 @@ CLOSE_TOO_SLOW = 4413
 CLOSE_NOT_FOUND = 4404
 CLOSE_EXPIRED = 4410
 CLOSE_MOVED = 4302
+
+__all__ = ["Link", "Pinger", "Session", "text_frame"]
 
 
 class Link:
@@ -47,7 +61,7 @@ class Link:
     def __init__(
         self,
         id: int,
-        ws: WebSocket,
+        socket: FlyswatWebSocket,
         clock: Callable[[], float],
         on_sent: Callable[[int], None],
         limits: Limits,
@@ -58,24 +72,25 @@ class Link:
         self.limits = limits
         #: Reads the network's round trip of this socket (:func:`.netinfo.rtt_reader`).
         self.network_rtt = network_rtt or (lambda: None)
-        self.ws = ws
-        transport = scope_extension(ws, TRANSPORT_KEY)
-        if transport is None:
-            raise RuntimeError("serve the app with flyswat.server.transport.uvicorn_config")
-        self.transport: asyncio.Transport = transport
+        self.protocol = socket
+        self.transport: asyncio.Transport = socket.transport
         self.clock = clock
         self.on_sent = on_sent
         self.schedule = schedule or (lambda link: asyncio.get_running_loop().call_soon(link.flush))
         self.frames: list[bytes] = []
         self.marks: list[int] = []
         self.dirty = False
-        self.wake = asyncio.Event()  # a close was asked for
-        self.stalled = asyncio.Event()  # fell too far behind: nothing more can reach it
+        self.stalled = False  # fell too far behind: nothing more can reach it
         self.pings: dict[int, float] = {}
         self.bucket = Bucket()  # pongs are rate-limited here, everything else by the table
         self.greeted = False
         self.closing: tuple[int, str] | None = None
         self.closed = False
+
+    @property
+    def socket(self) -> Any:
+        """The operating system's socket (``TCP_INFO``, buffer sizes)."""
+        return self.transport.get_extra_info("socket")
 
     # -- sending ---------------------------------------------------------------------------
 
@@ -103,8 +118,11 @@ class Link:
         for mark in marks:
             self.on_sent(mark)
         if self.transport.get_write_buffer_size() > self.limits.max_behind_bytes:
-            self.closing = (CLOSE_TOO_SLOW, "too_slow")  # the client does not read: let it go
-            self.stalled.set()
+            # The client does not read: let it go, unsent data and all (it would otherwise
+            # hold its buffers until the kernel gives up on it).
+            self.closing = (CLOSE_TOO_SLOW, "too_slow")
+            self.stalled = True
+            self.protocol.abort()
 
     def send_text(self, text: str, mark: int | None = None) -> None:
         """Queue one JSON text."""
@@ -112,33 +130,39 @@ class Link:
 
     def close(self, code: int, reason: str) -> None:
         """Close after what is queued (the table asked for it)."""
-        if self.closing is None:
+        if self.closing is None and not self.closed:
             self.closing = (code, reason)
-            self.wake.set()
+            asyncio.get_running_loop().call_soon(self._close_now)
+
+    def _close_now(self) -> None:
+        if not self.closed and self.closing is not None:
+            self.flush()
+            self.protocol.close(*self.closing)
 
     def drop(self, code: int, reason: str, message: str) -> None:
         """Tell the client why (an ``error`` with code ``reason``), then close."""
         if self.closing is None and not self.closed:
-            self.send_text(Error(code=reason, message=message).model_dump_json())
+            self.send_text(p.Error(code=reason, message=message).model_dump_json())
             self.close(code, reason)
 
     def moved(self, url: str | None) -> None:
         """Send the client to the node that serves its table now (``url``; None: the
         address it first used, which finds the owner), then close."""
         if self.closing is None and not self.closed:
-            self.send_text(Moved(url=url).model_dump_json())
+            self.send_text(p.Moved(url=url).model_dump_json())
             self.close(CLOSE_MOVED, "moved")
 
-    async def closer(self) -> None:
-        """Once a close is asked for: write what is queued, then close the socket."""
-        with contextlib.suppress(WebSocketDisconnect, RuntimeError, OSError):
-            await self.wake.wait()
-            self.flush()
-            if self.closing is not None and not self.closed:
-                code, reason = self.closing
-                await self.ws.close(code, reason)
-
     # -- pings -----------------------------------------------------------------------------
+
+    def ping(self, ping_id: int) -> None:
+        """Send ping ``ping_id`` (unpredictable: no pong can be sent before its ping arrived,
+        so a round trip can be made to look longer than it is, never shorter); drop the
+        link instead when too many went unanswered."""
+        if len(self.pings) >= self.limits.max_missed_pings:
+            self.drop(CLOSE_TIMEOUT, "no_pong", "pings went unanswered")
+            return
+        self.pings[ping_id] = self.clock()
+        self.send(text_frame(b'{"type":"ping","id":%d}' % ping_id))
 
     def pong(self, ping_id: int) -> float | None:
         """The round-trip time (ms) of ping ``ping_id``; None for an unknown id. Answering
@@ -152,53 +176,142 @@ class Link:
                 break
         return self.clock() - sent
 
-    async def pinger(self) -> None:
-        """Send a ``ping`` every second; drop the link after too many go unanswered."""
-        while not self.closed and self.closing is None:
-            if len(self.pings) >= self.limits.max_missed_pings:
-                self.drop(CLOSE_TIMEOUT, "no_pong", "pings went unanswered")
-                return
-            # Random ids: no pong can be sent before its ping arrived, so a round trip can be
-            # made to look longer than it is, never shorter (docs/PROTOCOL.md).
-            ping_id = secrets.randbits(31)
-            self.pings[ping_id] = self.clock()
-            self.send(text_frame(b'{"type":"ping","id":%d}' % ping_id))
-            await asyncio.sleep(PING_EVERY_S)
-
-    async def hello_deadline(self) -> None:
-        """Drop the link if it has not said ``hello`` in time."""
-        await asyncio.sleep(self.limits.hello_timeout_s)
-        if not self.greeted:
-            why = f"no hello within {self.limits.hello_timeout_s:g} s"
-            self.drop(CLOSE_TIMEOUT, "hello_timeout", why)
-
     def stop(self) -> None:
         """Nothing more is sent."""
         self.closed = True
         self.frames.clear()
-        self.wake.set()
-
-    def abort(self) -> None:
-        """Drop the connection at once, unsent data and all (a client that does not read
-        would otherwise hold its buffers until the kernel gives up on it)."""
-        transport = scope_extension(self.ws, TRANSPORT_KEY)
-        if transport is not None:
-            transport.abort()
 
 
-def text_frame(payload: bytes) -> bytes:
-    """An unfragmented, unmasked WebSocket text frame (RFC 6455 5.2) of ``payload``, which
-    is UTF-8: the bytes a server writes, the same for every receiver."""
-    n = len(payload)
-    if n < 126:
-        head = bytes((0x81, n))
-    elif n < 65536:
-        head = bytes((0x81, 126)) + n.to_bytes(2, "big")
-    else:
-        head = bytes((0x81, 127)) + n.to_bytes(8, "big")
-    return head + payload
+class Pinger:
+    """Pings every greeted link once every ``every_s``, from one timer: each tick serves one
+    of ``slots`` groups of links, so the pings of many links are spread over the second and
+    no link has a task or a timer of its own. A link is pinged at once when added."""
+
+    def __init__(self, every_s: float = PING_EVERY_S, slots: int = 10) -> None:
+        self.every_s = every_s
+        self.slots: list[dict[int, Link]] = [{} for _ in range(slots)]
+        self.at = 0  # the slot the next tick serves
+        self.timer: asyncio.TimerHandle | None = None
+
+    def add(self, link: Link) -> None:
+        # Last in the round: its next ping comes a whole period after this first one.
+        self.slots[self.at - 1][link.id] = link
+        link.ping(_ping_ids(1)[0])
+        if self.timer is None:
+            self.timer = asyncio.get_running_loop().call_later(self._step(), self._tick)
+
+    def remove(self, link: Link) -> None:
+        for slot in self.slots:
+            if slot.pop(link.id, None) is not None:
+                return
+
+    def _step(self) -> float:
+        return self.every_s / len(self.slots)
+
+    def _tick(self) -> None:
+        slot = self.slots[self.at]
+        self.at = (self.at + 1) % len(self.slots)
+        if slot:
+            for link, ping_id in zip(list(slot.values()), _ping_ids(len(slot)), strict=True):
+                try:
+                    link.ping(ping_id)
+                except Exception:  # one socket's failure must not keep the others' pings
+                    log.exception("pinging connection %d failed", link.id)
+        if any(self.slots):
+            self.timer = asyncio.get_running_loop().call_later(self._step(), self._tick)
+        else:
+            self.timer = None
 
 
-def scope_extension(ws: WebSocket, name: str) -> Any:
-    """An object the transport put into the ASGI scope's ``extensions``, or None."""
-    return (ws.scope.get("extensions") or {}).get(name)
+def _ping_ids(n: int) -> list[int]:
+    """``n`` unpredictable 31-bit ping ids, from one read of the system's randomness."""
+    raw = os.urandom(4 * n)
+    return [int.from_bytes(raw[i : i + 4], "big") >> 1 for i in range(0, 4 * n, 4)]
+
+
+class Session:
+    """One WebSocket of one table, from the accepted handshake to the close: each client
+    message is parsed and handed to the table as the socket's protocol reads it
+    (:meth:`message`), and the end (:meth:`closed`) unlinks it. ``ended`` is done then."""
+
+    def __init__(
+        self,
+        runner: Runner,
+        table: Table,
+        socket: FlyswatWebSocket,
+        limits: Limits,
+        clock: Callable[[], float],
+        network: Callable[[], float | None] | None,
+    ) -> None:
+        self.runner = runner
+        self.table = table
+        self.clock = clock
+        loop = asyncio.get_running_loop()
+        self.ended: asyncio.Future[None] = loop.create_future()
+        self.link = runner.link(
+            table,
+            lambda conn, on_sent: Link(
+                conn, socket, clock, on_sent, limits, network, runner.flush_soon
+            ),
+        )
+        self.hello_timer: asyncio.TimerHandle | None = loop.call_later(
+            limits.hello_timeout_s, self._hello_expired
+        )
+        socket.take_over(self)
+
+    def _hello_expired(self) -> None:
+        self.hello_timer = None
+        if not self.link.greeted:
+            why = f"no hello within {self.link.limits.hello_timeout_s:g} s"
+            self.link.drop(CLOSE_TIMEOUT, "hello_timeout", why)
+
+    def message(self, payload: bytes, text: bool) -> None:
+        """One client message, as it is read: parse it, hand it to the table."""
+        runner, table, link = self.runner, self.table, self.link
+        if link.closing is not None or link.closed:
+            return
+        if runner.draining:
+            link.moved(None)  # the table is on its way to another node
+            return
+        if runner.tables.get(table.code) is not table:
+            # The table was dropped here while this socket opened (another node took it, it
+            # was handed over, or a finished one left memory): never answer from the copy
+            # left behind; send the client to look again (it finds the owner, or a reload).
+            link.moved(None)
+            return
+        runner.received += 1
+        try:
+            if not text:
+                raise MalformedError("binary frames are not accepted; send JSON text")
+            message = Message(link.id, p.parse_client(payload))
+        except FlyswatError as e:
+            message = Message.refusing(link.id, e)
+        try:
+            if isinstance(message.message, p.Pong) and link.greeted:
+                if link.bucket.take(self.clock()):
+                    rtt = link.pong(message.message.id)
+                    if rtt is not None:
+                        runner.observe(table, Rtt(link.id, rtt, link.network_rtt()))
+                    return
+                slow = IllegalActionError("too many messages: slow down", "rate_limited")
+                message = Message.refusing(link.id, slow)
+            runner.run(table, message)
+            if not link.greeted and link.id in table.conns:
+                link.greeted = True
+                runner.pinger.add(link)
+        except Exception:  # a table's bug must not stop the loop's other tables
+            log.exception("table %s failed on a message", table.code)
+
+    def closed(self) -> None:
+        """The socket is gone: tell the table, stop everything of this link."""
+        if self.hello_timer is not None:
+            self.hello_timer.cancel()
+            self.hello_timer = None
+        link = self.link
+        try:
+            self.runner.unlink(self.table, link)
+        finally:
+            self.runner.pinger.remove(link)
+            link.stop()
+            if not self.ended.done():
+                self.ended.set_result(None)

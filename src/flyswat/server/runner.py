@@ -30,13 +30,14 @@ from pydantic import ValidationError
 from flyswat import protocol as p
 from flyswat.errors import FlyswatError, IllegalActionError
 from flyswat.server.cluster import DEAD_AFTER_S, Cluster, Owner
-from flyswat.server.connection import Link, text_frame
+from flyswat.server.connection import Link, Pinger
+from flyswat.server.frames import text_frame
 from flyswat.server.limits import Limits
 from flyswat.server.store import Store
 from flyswat.server.writer import Writer
 from flyswat.table.core import Table
 from flyswat.table.events import Closed
-from flyswat.table.io import Command, Gone, Outcome, Sent, Sources, Tick
+from flyswat.table.io import Command, Gone, Outcome, Rtt, Sent, Sources, Tick
 from flyswat.table.seats import new_code
 
 log = logging.getLogger("flyswat.server")
@@ -82,6 +83,7 @@ class Runner:
         self.tables: dict[str, Table] = {}
         self.links: dict[int, Link] = {}
         self._dirty: list[Link] = []  # links with frames to write at the end of the turn
+        self.pinger = Pinger()
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._wakes: dict[str, float] = {}  # the table time each timer is set for
         #: Per table, its outcomes not told yet, oldest first (:meth:`carry_out`).
@@ -110,6 +112,12 @@ class Runner:
         outcome = table.handle(command, self.clock())
         self.carry_out(table, outcome)
         return outcome
+
+    def observe(self, table: Table, rtt: Rtt) -> None:
+        """A round trip measured on a connection of ``table``: it changes what the arbiter
+        allows, nothing to store, tell or wake for."""
+        if not self.draining:
+            table.observe(rtt, self.clock())
 
     async def act(self, table: Table, command: Command) -> Outcome:
         """:meth:`run`, returning once the outcome's events are stored (an HTTP reply)."""

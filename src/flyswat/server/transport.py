@@ -36,7 +36,7 @@ import socket
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, Protocol, cast
 
 import h11
 from starlette.requests import ClientDisconnect, Request
@@ -46,6 +46,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
 from flyswat.errors import CODES, MalformedError
+from flyswat.server import frames
 from flyswat.server.limits import (
     AddressBuckets,
     AddressCounter,
@@ -60,7 +61,12 @@ from flyswat.server.limits import (
 LINGER_S = 2.0
 LINGER_BYTES = 16 * 1024 * 1024
 
+#: After the server's close frame, how long the client has to answer before the socket is
+#: closed anyway.
+CLOSE_WAIT_S = 2.0
+
 TRANSPORT_KEY = "flyswat.transport"
+PROTOCOL_KEY = "flyswat.protocol"
 SOCKET_KEY = "flyswat.socket"
 
 
@@ -290,15 +296,35 @@ class FlyswatHTTP(H11Protocol):
             self._follow()  # a pipelined request was read at once
 
 
+class Receiver(Protocol):
+    """What a socket taken over by :meth:`FlyswatWebSocket.take_over` tells as it reads."""
+
+    def message(self, payload: bytes, text: bool) -> None:
+        """A whole client message (a text one is UTF-8)."""
+
+    def closed(self) -> None:
+        """The connection is gone (once)."""
+
+
 class FlyswatWebSocket(WebSocketsSansIOProtocol):
-    """uvicorn's websockets-sansio protocol that puts its transport and socket into the
-    ASGI scope's ``extensions`` and gives back its connection slot when it closes."""
+    """uvicorn's websockets-sansio protocol for the opening handshake, which puts itself, its
+    transport and its socket into the ASGI scope's ``extensions`` and gives back its
+    connection slot when it closes.
+
+    Once the application has accepted the socket it calls :meth:`take_over`: from then on
+    the protocol reads frames itself (:class:`~flyswat.server.frames.Reader`) and hands each
+    message to the receiver as it is read — no ASGI queue, no task woken per message —, and
+    does the protocol's part (pongs to pings, the closing handshake) on the spot."""
 
     gate: ClassVar[Gate]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.slot: str | None = None
+        self.receiver: Receiver | None = None
+        self.reader: frames.Reader | None = None
+        self.close_timer: asyncio.TimerHandle | None = None
+        self.gone = False
 
     def handle_connect(self, event: Any) -> None:
         super().handle_connect(event)
@@ -307,12 +333,82 @@ class FlyswatWebSocket(WebSocketsSansIOProtocol):
             extensions = scope.setdefault("extensions", {})
             extensions[TRANSPORT_KEY] = self.transport
             extensions[SOCKET_KEY] = self.transport.get_extra_info("socket")
+            extensions[PROTOCOL_KEY] = self
+
+    def take_over(self, receiver: Receiver) -> None:
+        """Read the accepted socket's frames from now on and tell ``receiver``. Call it right
+        after ``accept`` (before the application awaits anything else), so that no frame
+        has reached uvicorn's queue."""
+        self.stop_keepalive()
+        self.reader = frames.Reader(self.config.ws_max_size)
+        self.receiver = receiver
+        if self.disconnected:
+            self._gone()
+
+    def data_received(self, data: bytes) -> None:
+        reader = self.reader
+        if reader is None:
+            super().data_received(data)
+            return
+        if self.close_sent and self.transport.is_closing():
+            return
+        try:
+            messages = reader.feed(data)
+        except frames.BadFrame as e:
+            self.close(e.code, e.reason)
+            return
+        receiver = self.receiver
+        for opcode, payload in messages:
+            if opcode == frames.TEXT or opcode == frames.BINARY:
+                if not self.close_sent and receiver is not None:
+                    receiver.message(payload, opcode == frames.TEXT)
+            elif opcode == frames.PING:
+                if not self.close_sent:
+                    self.transport.write(frames.frame(frames.PONG, payload))
+            elif opcode == frames.CLOSE:
+                self._closing(payload)
+                return
+
+    def _closing(self, payload: bytes) -> None:
+        """The client's close frame: answer it (unless ours went first), then hang up."""
+        try:
+            code, _ = frames.close_code(payload)
+        except frames.BadFrame as e:
+            code = e.code
+        if not self.close_sent:
+            self.close_sent = True
+            reply = frames.NORMAL if code == 1005 else code
+            self.transport.write(frames.close_frame(reply))
+        self.transport.close()
+
+    def close(self, code: int, reason: str = "") -> None:
+        """Start the closing handshake: a close frame after what was written; the socket is
+        closed when the client answers, or :data:`CLOSE_WAIT_S` later."""
+        if self.close_sent or self.transport.is_closing():
+            return
+        self.close_sent = True
+        self.transport.write(frames.close_frame(code, reason))
+        self.close_timer = self.loop.call_later(CLOSE_WAIT_S, self.transport.close)
+
+    def abort(self) -> None:
+        """Drop the connection at once, unsent data and all."""
+        self.transport.abort()
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self.slot is not None:
             self.gate.per_address.release(self.slot)
             self.slot = None
         super().connection_lost(exc)
+        if self.reader is not None:
+            self._gone()
+
+    def _gone(self) -> None:
+        if self.close_timer is not None:
+            self.close_timer.cancel()
+            self.close_timer = None
+        if not self.gone and self.receiver is not None:
+            self.gone = True
+            self.receiver.closed()
 
 
 def uvicorn_config(limits: Limits, nofile: int | None = None) -> dict[str, Any]:
@@ -333,6 +429,8 @@ def uvicorn_config(limits: Limits, nofile: int | None = None) -> dict[str, Any]:
         # Frames are written uncompressed (docs/BENCHMARKS.md: the lean wire's messages are
         # small, and one frame serves every receiver of a broadcast).
         "ws_per_message_deflate": False,
+        # The table pings every socket itself (a ``ping`` message, whose pong is a measure).
+        "ws_ping_interval": None,
         "h11_max_incomplete_event_size": limits.max_head_bytes,
         "timeout_keep_alive": limits.keep_alive_s,
         "backlog": limits.accept_backlog(nofile),

@@ -90,7 +90,8 @@ class Writer:
             if self._stopping:
                 raise RuntimeError("the store's writer has stopped")
             self._queue.append((code, events, done))
-            self._lock.notify()
+            if len(self._queue) == 1:  # the thread waits only for an empty queue to fill
+                self._lock.notify()
 
     @property
     def queued(self) -> int:

@@ -237,14 +237,8 @@ class Table:
                 self._message(command, now)
             case Gone(conn=conn_id):
                 sessions.gone(self, conn_id, now)
-            case Rtt(conn=conn_id, ms=ms, network_ms=network_ms):
-                conn = self.conns.get(conn_id)
-                if conn is not None and conn.seat is not None:
-                    link = self.seats[conn.seat].link
-                    if ms is not None:
-                        link.pong(ms, now)
-                    if network_ms is not None:
-                        link.network_rtt(network_ms, now)
+            case Rtt():
+                self.observe(command, now)
             case Sent(conn=conn_id, turn=turn):
                 conn = self.conns.get(conn_id)
                 game = self.game
@@ -271,6 +265,17 @@ class Table:
                 if self.state == "lobby" and idle is not None and now >= idle + self.lobby_ttl_ms:
                     self.emit(ev.Expired())
         return self._end()
+
+    def observe(self, rtt: Rtt, now: float) -> None:
+        """A connection's round trip at ``now``, for its seat's arbitration: nothing is
+        stored, told or woken for (the runner's shortcut past :meth:`handle`)."""
+        conn = self.conns.get(rtt.conn)
+        if conn is not None and conn.seat is not None:
+            link = self.seats[conn.seat].link
+            if rtt.ms is not None:
+                link.pong(rtt.ms, now)
+            if rtt.network_ms is not None:
+                link.network_rtt(rtt.network_ms, now)
 
     @property
     def wake_at(self) -> float | None:

@@ -1,0 +1,204 @@
+"""The server's WebSocket frames (RFC 6455 §5): the reader sans I/O, and a real socket that
+breaks the framing failed with the right close code, nothing handed to its table."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+
+import pytest
+from websockets.frames import Frame, Opcode
+from websockets.streams import StreamReader
+
+from flyswat.server import frames
+from flyswat.server.frames import BINARY, CLOSE, CONT, PING, PONG, TEXT, BadFrame, Reader
+
+from .conftest import Live, create_table
+
+
+def client_frame(opcode: int, payload: bytes, fin: bool = True, rsv: int = 0, mask: bool = True,
+                 length: int | None = None) -> bytes:  # fmt: skip
+    """A frame as a client writes it (masked)."""
+    n = len(payload) if length is None else length
+    first = (0x80 if fin else 0) | rsv | opcode
+    if n < 126:
+        head = bytes((first, (0x80 if mask else 0) | n))
+    elif n < 65536:
+        head = bytes((first, (0x80 if mask else 0) | 126)) + n.to_bytes(2, "big")
+    else:
+        head = bytes((first, (0x80 if mask else 0) | 127)) + n.to_bytes(8, "big")
+    if not mask:
+        return head + payload
+    key = os.urandom(4)
+    return head + key + bytes(b ^ key[i % 4] for i, b in enumerate(payload))
+
+
+def test_a_masked_text_frame_is_one_message() -> None:
+    assert Reader(1024).feed(client_frame(TEXT, b'{"type":"pong","id":7}')) == [
+        (TEXT, b'{"type":"pong","id":7}')
+    ]
+
+
+def test_frames_split_anywhere_and_joined_anyhow_read_the_same() -> None:
+    data = b"".join(client_frame(TEXT, b"m%d" % i * 50) for i in range(5))
+    data += client_frame(BINARY, bytes(300))  # a 16-bit length
+    whole = Reader(1024).feed(data)
+    assert len(whole) == 6
+    for step in (1, 2, 3, 7, 64):
+        reader, got = Reader(1024), []
+        for i in range(0, len(data), step):
+            got += reader.feed(data[i : i + step])
+        assert got == whole
+
+
+def test_a_fragmented_message_is_put_back_together_with_control_frames_between() -> None:
+    reader = Reader(1024)
+    assert reader.feed(client_frame(TEXT, b'{"type":', fin=False)) == []
+    assert reader.feed(client_frame(PING, b"hi")) == [(PING, b"hi")]
+    assert reader.feed(client_frame(CONT, b'"hello"}')) == [(TEXT, b'{"type":"hello"}')]
+
+
+@pytest.mark.parametrize(
+    ("data", "code"),
+    [
+        (client_frame(TEXT, b"x", mask=False), frames.PROTOCOL_ERROR),
+        (client_frame(TEXT, b"x", rsv=0x40), frames.PROTOCOL_ERROR),
+        (client_frame(PING, b"x" * 126), frames.PROTOCOL_ERROR),
+        (client_frame(PING, b"x", fin=False), frames.PROTOCOL_ERROR),
+        (client_frame(CONT, b"x"), frames.PROTOCOL_ERROR),
+        (client_frame(TEXT, b"a", fin=False) + client_frame(TEXT, b"b"), frames.PROTOCOL_ERROR),
+        (client_frame(0x3, b"x"), frames.PROTOCOL_ERROR),
+        (client_frame(0xB, b"x"), frames.PROTOCOL_ERROR),
+        (client_frame(TEXT, b"\xff\xfe"), frames.INVALID_DATA),
+        (client_frame(TEXT, b"x" * 2000), frames.TOO_BIG),
+    ],
+    ids=[
+        "unmasked",
+        "reserved bit",
+        "long ping",
+        "fragmented ping",
+        "lone continuation",
+        "message in a message",
+        "opcode 3",
+        "opcode 11",
+        "not UTF-8",
+        "too big",
+    ],
+)
+def test_a_frame_that_breaks_the_framing_fails_the_connection(data: bytes, code: int) -> None:
+    with pytest.raises(BadFrame) as refused:
+        Reader(1024).feed(data)
+    assert refused.value.code == code
+
+
+def test_a_frame_over_the_cap_is_refused_by_its_head_before_its_body_is_read() -> None:
+    head = client_frame(BINARY, b"", length=1 << 40)[:10]  # claims a terabyte, sends 10 bytes
+    with pytest.raises(BadFrame) as refused:
+        Reader(1 << 20).feed(head)
+    assert refused.value.code == frames.TOO_BIG
+
+
+def test_fragments_that_add_up_past_the_cap_are_refused() -> None:
+    reader = Reader(1000)
+    reader.feed(client_frame(TEXT, b"x" * 600, fin=False))
+    with pytest.raises(BadFrame):
+        reader.feed(client_frame(CONT, b"x" * 600))
+
+
+def test_close_codes_are_read_and_checked() -> None:
+    assert frames.close_code(b"") == (1005, "")
+    assert frames.close_code((4000).to_bytes(2, "big") + b"bye") == (4000, "bye")
+    for bad in (b"\x03", (1005).to_bytes(2, "big"), (999).to_bytes(2, "big")):
+        with pytest.raises(BadFrame):
+            frames.close_code(bad)
+    assert frames.close_code(frames.close_frame(4302, "moved")[2:]) == (4302, "moved")
+
+
+# -- a real socket ---------------------------------------------------------------------
+
+
+async def handshake(live: Live, code: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    host, port = live.http.removeprefix("http://").split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    key = base64.b64encode(os.urandom(16)).decode()
+    writer.write(
+        f"GET /ws/{code} HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n"
+        f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        .encode()
+    )  # fmt: skip
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+    assert head.startswith(b"HTTP/1.1 101")
+    return reader, writer
+
+
+async def server_frame(reader: asyncio.StreamReader) -> tuple[int, bytes]:
+    first, second = await asyncio.wait_for(reader.readexactly(2), 10)
+    n = second & 0x7F
+    if n == 126:
+        n = int.from_bytes(await reader.readexactly(2), "big")
+    elif n == 127:
+        n = int.from_bytes(await reader.readexactly(8), "big")
+    assert not second & 0x80, "a server's frames are not masked"
+    return first & 0x0F, await reader.readexactly(n)
+
+
+async def until(reader: asyncio.StreamReader, opcode: int) -> bytes:
+    while True:
+        got, payload = await server_frame(reader)
+        if got == opcode:
+            return payload
+
+
+@pytest.mark.anyio
+async def test_a_hello_in_fragments_is_greeted_and_a_ping_frame_answered(live: Live) -> None:
+    seated = await create_table(live)
+    reader, writer = await handshake(live, seated["code"])
+    hello = b'{"type":"hello","token":"%s"}' % seated["token"].encode()
+    writer.write(client_frame(TEXT, hello[:9], fin=False) + client_frame(PING, b"are you there"))
+    writer.write(client_frame(CONT, hello[9:20], fin=False) + client_frame(CONT, hello[20:]))
+    assert await until(reader, PONG) == b"are you there"
+    assert b'"type":"welcome"' in await until(reader, TEXT)
+    writer.write(client_frame(CLOSE, (1000).to_bytes(2, "big")))
+    assert await until(reader, CLOSE) == (1000).to_bytes(2, "big")  # the closing handshake
+    assert await asyncio.wait_for(reader.read(), 10) == b""  # and the server hangs up
+    writer.close()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("frame", "code"),
+    [
+        (client_frame(TEXT, b'{"type":"hello"}', mask=False), frames.PROTOCOL_ERROR),
+        (client_frame(TEXT, b'{"type":"hello","token":"\xff"}'), frames.INVALID_DATA),
+        (client_frame(TEXT, b"", length=1 << 30)[:10], frames.TOO_BIG),
+    ],
+    ids=["unmasked", "not UTF-8", "a gigabyte announced"],
+)
+async def test_a_socket_that_breaks_the_framing_is_closed_with_its_code(
+    live: Live, frame: bytes, code: int
+) -> None:
+    seated = await create_table(live)
+    reader, writer = await handshake(live, seated["code"])
+    writer.write(frame)
+    payload = await until(reader, CLOSE)
+    assert int.from_bytes(payload[:2], "big") == code
+    assert await asyncio.wait_for(reader.read(), 10) == b""
+    writer.close()
+    table = live.app.state.runner.tables[seated["code"]]
+    assert not table.conns  # nothing reached the table: no seat was greeted
+
+
+def test_the_server_writes_frames_of_every_length_that_a_websocket_client_reads() -> None:
+    for n in (0, 125, 126, 65535, 65536):
+        stream = StreamReader()
+        stream.feed_data(frames.text_frame(b"x" * n) + frames.close_frame(4302, "moved"))
+        parser = Frame.parse(stream.read_exact, mask=False)
+        with pytest.raises(StopIteration) as read:
+            next(parser)
+        assert (read.value.value.opcode, read.value.value.data) == (Opcode.TEXT, b"x" * n)
+        parser = Frame.parse(stream.read_exact, mask=False)
+        with pytest.raises(StopIteration) as read:
+            next(parser)
+        assert read.value.value.opcode == Opcode.CLOSE
+        assert read.value.value.data == (4302).to_bytes(2, "big") + b"moved"
