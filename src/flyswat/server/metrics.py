@@ -8,13 +8,21 @@
 - ``flyswat_round_result_seconds``: from the command that closed a slap round (the last
   hand, or its deadline) to the round's result queued on its sockets — the server's own
   share of what players wait for (store commit included);
-- ``flyswat_store_commit_seconds``: each group commit's time (the writer thread's).
+- ``flyswat_store_commit_seconds``: each group commit's time (the writer thread's);
+- ``flyswat_loop_stall_seconds``: how late the event loop ran a timer set every 50 ms — a
+  stall holds every table of the node (``flyswat_loop_stall_max_seconds``: the longest);
+- ``flyswat_gc_frozen_objects`` (objects frozen out of the collector's walks: flat under a
+  steady load, or the heap grows), ``flyswat_gc_collections_total{generation}`` and
+  ``flyswat_gc_collected_total{generation}`` (objects found to be cyclic garbage).
 
 Each app has a registry of its own, so that servers in one process (tests) share nothing.
 """
 
 from __future__ import annotations
 
+import asyncio
+import gc
+import time
 from collections import Counter
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -53,6 +61,22 @@ class _Now(Collector):
         yield CounterMetricFamily(
             "flyswat_messages_received", "WebSocket messages received", runner.received
         )
+        if runner.metrics is not None:
+            yield GaugeMetricFamily(
+                "flyswat_loop_stall_max_seconds", "the longest stall", runner.metrics.stall_max
+            )
+        yield GaugeMetricFamily(
+            "flyswat_gc_frozen_objects",
+            "objects frozen out of the collector",
+            gc.get_freeze_count(),
+        )
+        runs = CounterMetricFamily("flyswat_gc_collections", "collections", labels=["generation"])
+        found = CounterMetricFamily("flyswat_gc_collected", "cyclic garbage", labels=["generation"])
+        for generation, stats in enumerate(gc.get_stats()):
+            runs.add_metric([str(generation)], stats["collections"])
+            found.add_metric([str(generation)], stats["collected"])
+        yield runs
+        yield found
         yield CounterMetricFamily("flyswat_messages_sent", "WebSocket messages sent", runner.sent)
 
 
@@ -74,7 +98,23 @@ class Metrics:
             buckets=BUCKETS,
             registry=self.registry,
         )
+        self.stall = Histogram(
+            "flyswat_loop_stall_seconds",
+            "how late the event loop ran a timer set every 50 ms",
+            buckets=BUCKETS,
+            registry=self.registry,
+        )
+        self.stall_max = 0.0
         runner.metrics = self
+
+    async def watch_loop(self, every_s: float = 0.05) -> None:
+        """Measure the event loop's stalls: a timer's lateness, every ``every_s``."""
+        while True:
+            due = time.perf_counter() + every_s
+            await asyncio.sleep(every_s)
+            late = max(0.0, time.perf_counter() - due)
+            self.stall.observe(late)
+            self.stall_max = max(self.stall_max, late)
 
     async def endpoint(self, _: Request) -> Response:
         return Response(generate_latest(self.registry), media_type=CONTENT_TYPE)

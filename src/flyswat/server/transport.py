@@ -29,6 +29,7 @@ bodies streamed under a cap.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import resource
@@ -340,6 +341,9 @@ class FlyswatWebSocket(WebSocketsSansIOProtocol):
         after ``accept`` (before the application awaits anything else), so that no frame
         has reached uvicorn's queue."""
         self.stop_keepalive()
+        # websockets' parser (a generator that holds its protocol: a cycle) reads no more.
+        with contextlib.suppress(AttributeError):
+            self.conn.parser.close()
         self.reader = frames.Reader(self.config.ws_max_size)
         self.receiver = receiver
         if self.disconnected:
@@ -399,6 +403,10 @@ class FlyswatWebSocket(WebSocketsSansIOProtocol):
             self.gate.per_address.release(self.slot)
             self.slot = None
         super().connection_lost(exc)
+        scope = cast(dict[str, Any] | None, getattr(self, "scope", None))
+        if scope is not None:  # they refer back to this protocol: no cycle left behind
+            for key in (TRANSPORT_KEY, SOCKET_KEY, PROTOCOL_KEY):
+                scope.get("extensions", {}).pop(key, None)
         if self.reader is not None:
             self._gone()
 
@@ -408,7 +416,8 @@ class FlyswatWebSocket(WebSocketsSansIOProtocol):
             self.close_timer = None
         if not self.gone and self.receiver is not None:
             self.gone = True
-            self.receiver.closed()
+            receiver, self.receiver = self.receiver, None  # no cycle left behind
+            receiver.closed()
 
 
 def uvicorn_config(limits: Limits, nofile: int | None = None) -> dict[str, Any]:

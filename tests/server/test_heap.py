@@ -1,0 +1,60 @@
+"""The server leaves no reference cycle behind a game: the collector never walks its live heap
+(``flyswat.server.app._collect`` freezes survivors), so a finished table, a closed socket and
+its session must be freed by reference count alone, or they would stay for good."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from .conftest import FAST, Live, Player, create_table
+
+
+async def bot_game(live: Live) -> None:
+    bots = [{"seat": s, "level": "hard"} for s in (1, 2, 3)]
+    seated = await create_table(live, bots=bots, **FAST)
+    async with Player.connect(live.ws, seated["code"], seated["token"]) as ana:
+        await ana.send(type="start")
+        await ana.play(timeout=120)
+
+
+@contextlib.contextmanager
+def cyclic_garbage() -> Iterator[list[Any]]:
+    """What becomes cyclic garbage inside the block (the collector off meanwhile)."""
+    gc.collect()
+    was = gc.isenabled()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    found: list[Any] = []
+    try:
+        yield found
+        gc.collect()
+        found += gc.garbage
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        if was:
+            gc.enable()
+
+
+@pytest.mark.anyio
+async def test_a_whole_game_and_its_sockets_leave_no_cycle_of_the_servers_objects(
+    live: Live,
+) -> None:
+    await bot_game(live)  # warm: caches filled, lazy imports done
+    runner = live.app.state.runner
+    with cyclic_garbage() as garbage:
+        await bot_game(live)
+        for _ in range(100):  # the socket's close reaches the server, the table leaves memory
+            if not runner.links and not runner.tables:
+                break
+            await asyncio.sleep(0.05)
+    assert not runner.links and not runner.tables
+    ours = sorted({f"{type(o).__module__}.{type(o).__qualname__}" for o in garbage
+                   if type(o).__module__.startswith("flyswat")})  # fmt: skip
+    assert ours == [], f"cycles of {ours} are freed only by a full collection"
