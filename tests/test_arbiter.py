@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from flyswat.arbiter import (
     ALLOWANCE_CAP_MS,
@@ -13,6 +15,7 @@ from flyswat.arbiter import (
     RTT_WINDOW_MS,
     Link,
     RoundClock,
+    _Samples,
     effective_ms,
 )
 from flyswat.cards import Card
@@ -315,3 +318,16 @@ def test_a_seat_with_a_hand_on_every_centre_fly_is_not_waited_for() -> None:
     assert game.seat_complete(0) and not game.round_complete()
     game.slap(1, game.centre[0], 420)
     assert game.round_complete()
+
+
+@given(st.lists(st.tuples(st.floats(0, 5_000), st.floats(-10, 500)), max_size=80))
+def test_a_links_samples_in_order_are_always_the_window_sorted(
+    steps: list[tuple[float, float]],
+) -> None:
+    samples, now, seen = _Samples(1_000.0), 0.0, []
+    for wait, rtt in steps:
+        now += wait
+        samples.add(rtt, now)
+        seen.append((now, rtt))
+        window = sorted(r for t, r in seen if t >= now - 1_000.0 and r >= 0)
+        assert samples.fresh(now) == window

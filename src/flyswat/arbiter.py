@@ -37,6 +37,7 @@ make (``now - sent_at - A``) is at or past the window's edge (:class:`RoundClock
 
 from __future__ import annotations
 
+import bisect
 from collections import deque
 from collections.abc import Iterable, Mapping
 
@@ -145,31 +146,28 @@ class Link:
 
 
 class _Samples:
-    """Round trips (ms) by when they were measured, within a window that ends at ``now``;
-    sorted once for every question asked of them until a sample comes or one leaves."""
+    """Round trips (ms) by when they were measured, within a window that ends at ``now``, and
+    the same kept in order, so that no question asked of them sorts anything."""
 
-    __slots__ = ("_sorted", "items", "window_ms")
+    __slots__ = ("items", "ordered", "window_ms")
 
     def __init__(self, window_ms: float) -> None:
         self.window_ms = window_ms
         self.items: deque[tuple[float, float]] = deque()
-        self._sorted: list[float] | None = None
+        self.ordered: list[float] = []
 
     def add(self, rtt_ms: float, now: float) -> None:
         if rtt_ms >= 0:
             self.items.append((now, rtt_ms))
-            self._sorted = None
+            bisect.insort(self.ordered, rtt_ms)
 
     def fresh(self, now: float) -> list[float]:
         """The samples of the window, smallest first (not to be changed by the caller)."""
         items, cutoff = self.items, now - self.window_ms
-        if items and items[0][0] < cutoff:
-            while items and items[0][0] < cutoff:
-                items.popleft()
-            self._sorted = None
-        if self._sorted is None:
-            self._sorted = sorted(rtt for _, rtt in items)
-        return self._sorted
+        while items and items[0][0] < cutoff:
+            _, rtt = items.popleft()
+            del self.ordered[bisect.bisect_left(self.ordered, rtt)]
+        return self.ordered
 
 
 def effective_ms(

@@ -280,16 +280,16 @@ class Table:
     @property
     def wake_at(self) -> float | None:
         """When the table must be handed a :class:`Tick`, or None."""
-        due = (self.turn_due, self.hands_due, turns.round_deadline(self))
-        times = [t for t in due if t is not None]
-        times += [at for at, *_ in self.bot_plans[:1]]
-        times += [at for at in [lifecycle.wake_at(self)] if at is not None]
-        if self.state == "lobby" and self.idle_since is not None:
-            times.append(self.idle_since + self.lobby_ttl_ms)
+        due = [self.turn_due, self.hands_due, turns.round_deadline(self)]
+        if self.bot_plans:
+            due.append(self.bot_plans[0][0])
         if self.state == "lobby":
-            times += [s.away_since + self.seat_ttl_ms for s in self.seats
-                      if s.away_since is not None and s.index != self.host]  # fmt: skip
-        return min(times) if times else None
+            due.append(lifecycle.wake_at(self))
+            if self.idle_since is not None:
+                due.append(self.idle_since + self.lobby_ttl_ms)
+            due += [s.away_since + self.seat_ttl_ms for s in self.seats
+                    if s.away_since is not None and s.index != self.host]  # fmt: skip
+        return min((t for t in due if t is not None), default=None)
 
     # -- the outcome being built -----------------------------------------------------------
 
