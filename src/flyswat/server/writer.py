@@ -38,6 +38,9 @@ MAX_RETRY_S = 2.0
 #: among many events (docs/BENCHMARKS.md, The store).
 COMMIT_EVERY_MS = 3.0
 
+#: SQLite: how often the write-ahead log is copied back into the database (s).
+CHECKPOINT_EVERY_S = 1.0
+
 
 _Submission = tuple[str, Sequence[Event], Callable[[], None]]
 
@@ -86,6 +89,10 @@ class Writer:
         #: neither takes a lock in Python nor wakes a thread that is busy committing).
         self._queue: queue.SimpleQueue[_Submission | None] = queue.SimpleQueue()
         self._stopping = False
+        self._checkpoints = threading.Thread(
+            target=self._checkpoint, name="flyswat-checkpoint", daemon=True
+        )
+        self._stopped = threading.Event()
         self._thread = threading.Thread(target=self._run, name="flyswat-writer", daemon=True)
         self._thread.start()
 
@@ -107,6 +114,20 @@ class Writer:
             self._stopping = True
             self._queue.put(None)
         self._thread.join(timeout)
+        self._stopped.set()
+        if self._checkpoints.is_alive():
+            self._checkpoints.join(timeout)
+
+    def _checkpoint(self) -> None:
+        """SQLite: copy the write-ahead log back into the database every
+        :data:`CHECKPOINT_EVERY_S`, beside the writer (a passive checkpoint waits for nobody
+        and holds no commit), so that the log neither grows nor is copied inside a commit."""
+        while not self._stopped.wait(CHECKPOINT_EVERY_S):
+            try:
+                with self.store.engine.connect() as conn:
+                    conn.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
+            except Exception:
+                log.exception("a checkpoint of the store failed; trying again")
 
     def _run(self) -> None:
         last = 0.0
@@ -114,6 +135,10 @@ class Writer:
         with self.store.engine.connect() as conn:  # the writer's own, for good
             if self.store.node is not None:  # its transactions begin with the write lock
                 poll_for_lock(conn)
+            if conn.dialect.name == "sqlite":  # its commits never copy the log back
+                conn.exec_driver_sql("PRAGMA wal_autocheckpoint=0")
+                conn.commit()
+                self._checkpoints.start()
             while not stopping:
                 first = self._queue.get()  # waits, in C, for something to store
                 pause = last + self.every_s - time.perf_counter()
