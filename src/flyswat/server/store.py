@@ -227,7 +227,8 @@ class Store:
         """Write what table ``code``'s events change besides the log; returns their rows."""
         rows = []
         for e in batch:
-            data = data_of(e)
+            if not isinstance(e, ev.Over):  # the common case: its JSON made in one step
+                text = e.model_dump_json(exclude={"kind"})
             if isinstance(e, ev.Created):
                 conn.execute(_NEW_TABLE, {"code": code, "state": "lobby", "created_at": at})
                 if self.node is not None:
@@ -238,6 +239,7 @@ class Store:
                 state = "playing" if isinstance(e, ev.Started) else "expired"
                 conn.execute(_SET_STATE, {"key": code, "state": state})
             elif isinstance(e, ev.Over):
+                data = data_of(e)
                 conn.execute(_SET_STATE, {"key": code, "state": "over"})
                 record = data.pop("record", None)
                 if record is not None:
@@ -245,7 +247,8 @@ class Store:
                     row = {"game_id": e.game_id, "code": code, "record": json.dumps(record)}
                     conn.execute(insert(records).values(**row))
                 players_store.record_game(conn, code, e, at)
-            rows.append({"code": code, "kind": e.kind, "data": json.dumps(data), "at": at})
+                text = json.dumps(data)
+            rows.append({"code": code, "kind": e.kind, "data": text, "at": at})
         return rows
 
     def load(self, code: str) -> list[Event]:
