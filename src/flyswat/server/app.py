@@ -47,7 +47,13 @@ from flyswat.server.netinfo import rtt_reader
 from flyswat.server.players_routes import PLAY_NOW_WAIT_MS, Players
 from flyswat.server.runner import Runner, monotonic_ms
 from flyswat.server.store import Store
-from flyswat.server.transport import RequestRateLimit, client_address, read_body, serve
+from flyswat.server.transport import (
+    RequestRateLimit,
+    client_address,
+    read_body,
+    serve,
+    trusted_proxies,
+)
 from flyswat.table.core import Table
 from flyswat.table.io import Join, Message, Rtt, StartBy
 
@@ -464,6 +470,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "header (their round trip to the client, in us) is believed; off by default",
     )
     parser.add_argument(
+        "--trusted-proxies",
+        type=trusted_proxies,
+        default=(),
+        metavar="ADDRS",
+        help="comma-separated addresses or networks of the reverse proxies whose "
+        "X-Forwarded-For is believed (the per-address limits then key the client it names); "
+        "none by default (docs/DEPLOY.md)",
+    )
+    parser.add_argument(
         "--play-now-wait",
         type=float,
         default=PLAY_NOW_WAIT_MS / 1000,
@@ -542,7 +557,8 @@ def run(args: argparse.Namespace) -> int:
         db = make_url(args.db).render_as_string(hide_password=True)
         print(f"flyswat: open http://{args.host}:{args.port}/  (store: {db}; node {node_id})",
               flush=True)  # fmt: skip
-    serve(app, args.host, args.port, limits, sockets=listen, before_shutdown=app.state.hand_over)
+    serve(app, args.host, args.port, limits, sockets=listen, before_shutdown=app.state.hand_over,
+          proxies=args.trusted_proxies)  # fmt: skip
     return 0
 
 

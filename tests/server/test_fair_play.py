@@ -1,0 +1,133 @@
+"""Fair play attacks from the outside, as an attacker reads PROTOCOL.md, PLAYERS.md and
+DEPLOY.md: a real server process (and a real nginx where a proxy is involved). Each test
+asserts what the documents promise and failed while its hole was open.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from harness.server import Serve, free_port, free_ports
+
+from .conftest import FAST
+
+# -- 1. the client's address behind a proxy ------------------------------------------------
+
+#: DEPLOY.md's nginx, reduced to one upstream: it sets X-Forwarded-For from its real peer.
+DEPLOYED = "proxy_set_header X-Forwarded-For $remote_addr;"
+#: An nginx that passes the client's X-Forwarded-For through (nginx's default: it sets none).
+PASSING = ""
+
+
+@contextlib.contextmanager
+def nginx(tmp: Path, upstream: int, header_line: str) -> Iterator[int]:
+    """nginx on a free loopback port proxying to ``upstream``; yields its port."""
+    binary = shutil.which("nginx") or "/usr/sbin/nginx"
+    if not os.path.exists(binary):
+        pytest.skip("nginx is not installed (apt-get install nginx)")
+    port = free_port()
+    root = tmp / f"nginx-{port}"
+    root.mkdir()
+    user = "user root;" if os.geteuid() == 0 else ""
+    conf = root / "nginx.conf"
+    conf.write_text(f"""
+{user}
+daemon off;
+worker_processes 1;
+pid {root}/nginx.pid;
+error_log {root}/error.log;
+events {{ worker_connections 256; }}
+http {{
+    access_log off;
+    client_body_temp_path {root}/body;
+    proxy_temp_path {root}/proxy;
+    fastcgi_temp_path {root}/fastcgi;
+    uwsgi_temp_path {root}/uwsgi;
+    scgi_temp_path {root}/scgi;
+    server {{
+        listen 127.0.0.1:{port};
+        location / {{
+            proxy_http_version 1.1;
+            proxy_set_header Host $host;
+            {header_line}
+            proxy_pass http://127.0.0.1:{upstream};
+        }}
+    }}
+}}
+""")
+    proc = subprocess.Popen([binary, "-c", str(conf), "-p", str(root)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 15
+        while True:
+            assert proc.poll() is None, (root / "error.log").read_text(errors="replace")
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                    break
+            assert time.monotonic() < deadline, "nginx did not start"
+            time.sleep(0.1)
+        yield port
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def creates_with_rotating_header(port: int, n: int) -> list[int]:
+    """The statuses of ``n`` table creates through ``port``, each naming a new address."""
+    body = {"name": "Ana", "seats": 2, **FAST}
+    statuses = []
+    for i in range(n):
+        forged = {"x-forwarded-for": f"10.9.{i // 200}.{i % 200 + 1}"}
+        reply = httpx.post(f"http://127.0.0.1:{port}/api/tables", json=body, headers=forged,
+                           timeout=10)  # fmt: skip
+        statuses.append(reply.status_code)
+    return statuses
+
+
+@pytest.mark.parametrize(
+    ("header_line", "trusted"),
+    [(PASSING, []), (DEPLOYED, []), (DEPLOYED, ["--trusted-proxies", "127.0.0.1"])],
+    ids=["passing-proxy-untrusted", "deployed-proxy-untrusted", "deployed-proxy-trusted"],
+)
+def test_a_client_behind_a_proxy_cannot_choose_its_address_for_the_limits(
+    tmp_path: Path, started: list[Serve], header_line: str, trusted: list[str]
+) -> None:
+    """Behind nginx on the same host, a client that sends a new X-Forwarded-For with each
+    create still has one table budget: the 21st create of a burst of 20 is refused (429),
+    whether the proxy passes the client's header (nobody is believed unless named) or sets
+    it from its peer, as DEPLOY.md's configuration does (the proxy named trusted)."""
+    port = free_ports(1)
+    db = f"sqlite:///{tmp_path / 'p.db'}"
+    args = ["--workers", "1", "--port", str(port), "--db", db, *trusted]
+    started.append(Serve(args, tmp_path / "p.log", [port]))
+    with nginx(tmp_path, port, header_line) as front:
+        statuses = creates_with_rotating_header(front, 21)
+    assert statuses[:20] == [201] * 20 and statuses[20] == 429, statuses
+
+
+def test_the_trusted_proxies_option_refuses_what_is_not_an_address(tmp_path: Path) -> None:
+    """``--trusted-proxies`` takes addresses or networks; anything else is refused at start
+    with a clear message, and no server runs."""
+    import sys
+
+    from harness.server import ROOT
+
+    cmd = [sys.executable, "-m", "flyswat.cli", "serve", "--workers", "1", "--port",
+           str(free_port()), "--db", f"sqlite:///{tmp_path / 'x.db'}",
+           "--trusted-proxies", "127.0.0.1,not-an-address"]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode != 0
+    assert "--trusted-proxies" in done.stderr and "not-an-address" in done.stderr, done.stderr
