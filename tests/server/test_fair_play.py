@@ -5,18 +5,22 @@ asserts what the documents promise and failed while its hole was open.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import json
 import os
 import shutil
+import signal
 import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
-from harness.server import Serve, free_port, free_ports
+from harness.server import Serve, free_port, free_ports, until_health
 
 from .conftest import FAST
 
@@ -131,3 +135,100 @@ def test_the_trusted_proxies_option_refuses_what_is_not_an_address(tmp_path: Pat
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert done.returncode != 0
     assert "--trusted-proxies" in done.stderr and "not-an-address" in done.stderr, done.stderr
+
+
+# -- 2. a worker paused past its lease -------------------------------------------------------
+
+
+async def said_first(url: str, token: str) -> tuple[dict[str, Any], Any]:
+    """Open ``url``, say hello with ``token``; the first message that is not a ping, and the
+    socket (still open unless the server closed it)."""
+    from websockets.asyncio.client import connect
+
+    ws = await connect(url, open_timeout=5)
+    with contextlib.suppress(Exception):
+        await ws.send(json.dumps({"type": "hello", "token": token}))
+    return await next_said(ws), ws
+
+
+async def next_said(ws: Any, timeout: float = 10) -> dict[str, Any]:
+    """The next message on ``ws`` that is not a ping."""
+    deadline = time.monotonic() + timeout
+    while True:
+        msg = json.loads(await asyncio.wait_for(ws.recv(), deadline - time.monotonic()))
+        if msg["type"] != "ping":
+            return dict(msg)
+
+
+def test_a_node_whose_lease_lapsed_is_stale_after_its_next_beat_until_it_checked(
+    db_url: str,
+) -> None:
+    """The beat of a node woken from a pause comes at once, but does not give back the
+    tables adopted meanwhile: the node counts as stale (it asks the store before serving a
+    table from memory) until a check of its tables that began after the lapse."""
+    from flyswat.server.cluster import DEAD_AFTER_S, Cluster
+    from flyswat.server.store import Store
+
+    store = Store(db_url, node="a")
+    try:
+        cluster = Cluster(store.engine, "a", "http://127.0.0.1:1")
+        cluster.beat()
+        assert not cluster.stale()
+        cluster.beaten_at -= DEAD_AFTER_S + 1  # paused: the last beat is older than the lease
+        assert cluster.stale()
+        began = cluster.lapses  # a check that began before the woken node's first beat ...
+        cluster.beat()  # ... the beat thread wakes first
+        assert cluster.stale(), "a beat after a lapse does not make the node's tables its own"
+        cluster.checked(began)
+        assert cluster.stale(), "a check begun before the lapse was seen does not settle it"
+        cluster.checked(cluster.lapses)
+        assert not cluster.stale()
+        cluster.beat()
+        assert not cluster.stale()
+    finally:
+        store.close()
+
+
+@pytest.mark.anyio
+async def test_a_worker_paused_past_its_lease_greets_nobody_from_its_stale_copy(
+    tmp_path: Path, started: list[Serve]
+) -> None:
+    """SIGSTOP the worker that runs a lobby past its lease, let the other worker adopt it (a
+    hello there is welcomed), SIGCONT: a hello at the woken worker's own port 1 s later is
+    answered ``moved``, never ``welcome`` from the copy left behind, and the socket the
+    woken worker held is told ``moved`` too (docs/PROTOCOL.md, *Nodes*)."""
+    from .test_cluster import owner_port
+
+    port = free_ports(3)
+    db = f"sqlite:///{tmp_path / 'w.db'}"
+    started.append(Serve(["--workers", "2", "--port", str(port), "--db", db],
+                         tmp_path / "w.log", [port, port + 1, port + 2]))  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    seated = httpx.post(base + "/api/tables", json={"name": "Ana", "seats": 3, **FAST}, timeout=10)
+    assert seated.status_code == 201, seated.text
+    code, ana = seated.json()["code"], seated.json()["token"]
+    joined = httpx.post(f"{base}/api/tables/{code}/join", json={"name": "Bruno"}, timeout=10)
+    bruno = joined.json()["token"]
+    owner = owner_port(code, [port + 1, port + 2])
+    other = 2 * port + 3 - owner
+    pid = until_health(owner)["pid"]
+    said, held = await said_first(f"ws://127.0.0.1:{owner}/ws/{code}", bruno)
+    assert said["type"] == "welcome", said
+    assert (await next_said(held))["type"] == "table"  # the hello's own update, then quiet
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        await asyncio.sleep(4.5)  # past the lease (dead after 3 s without a beat)
+        said, adopted = await said_first(f"ws://127.0.0.1:{other}/ws/{code}", ana)
+        assert said["type"] == "welcome", f"the other worker adopts the table: {said}"
+        await adopted.close()
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    await asyncio.sleep(1.0)
+    said, woken = await said_first(f"ws://127.0.0.1:{owner}/ws/{code}", ana)
+    with contextlib.suppress(Exception):
+        await woken.close()
+    told = await next_said(held)
+    with contextlib.suppress(Exception):
+        await held.close()
+    assert said["type"] == "moved", f"the woken worker greeted from its stale copy: {said}"
+    assert told["type"] == "moved", f"the socket the woken worker held was told {told}"
