@@ -14,6 +14,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ import pytest
 
 from harness.server import Serve, free_port, free_ports, until_health
 
-from .conftest import FAST
+from .conftest import FAST, Player
 
 # -- 1. the client's address behind a proxy ------------------------------------------------
 
@@ -232,3 +233,126 @@ async def test_a_worker_paused_past_its_lease_greets_nobody_from_its_stale_copy(
         await held.close()
     assert said["type"] == "moved", f"the woken worker greeted from its stale copy: {said}"
     assert told["type"] == "moved", f"the socket the woken worker held was told {told}"
+
+
+# -- one server process for the players' holes -----------------------------------------------
+
+
+@dataclass
+class Process:
+    """A ``flyswat serve`` process: its HTTP and WebSocket bases."""
+
+    http: str
+    ws: str
+
+    def post(self, path: str, body: dict[str, Any]) -> httpx.Response:
+        return httpx.post(self.http + path, json=body, timeout=10)
+
+    def get(self, path: str) -> httpx.Response:
+        return httpx.get(self.http + path, timeout=10)
+
+
+@pytest.fixture
+def server(tmp_path: Path, started: list[Serve]) -> Process:
+    port = free_ports(1)
+    db = f"sqlite:///{tmp_path / 'players.db'}"
+    args = ["--workers", "1", "--port", str(port), "--db", db, "--exempt", "127.0.0.1"]
+    started.append(Serve(args, tmp_path / "players.log", [port]))
+    return Process(f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}")
+
+
+def identity(server: Process, name: str) -> dict[str, Any]:
+    reply = server.post("/api/players", {"name": name})
+    assert reply.status_code == 201, reply.text
+    return dict(reply.json())
+
+
+def with_bots(who: dict[str, Any], *levels: str, **options: Any) -> dict[str, Any]:
+    """A create body: ``who`` hosts at seat 0, bots of ``levels`` at the other seats."""
+    bots = [{"seat": i + 1, "level": level} for i, level in enumerate(levels)]
+    return {"name": who["name"], "player": who["player"], "secret": who["secret"],
+            "seats": len(levels) + 1, "bots": bots, **options}  # fmt: skip
+
+
+async def games_at(
+    server: Process, body: dict[str, Any], games: int, **kw: Any
+) -> tuple[str, list[str]]:
+    """Create the table of ``body`` and play ``games`` games at it (rematches) as its host, a
+    scripted player (``kw``: how it plays); the table's code and the game ids."""
+    reply = await asyncio.to_thread(server.post, "/api/tables", body)
+    assert reply.status_code == 201, reply.text
+    seated = reply.json()
+    ids = []
+    async with Player.connect(server.ws, seated["code"], seated["token"], **kw) as host:
+        await host.send(type="start")
+        for n in range(games):
+            if n:
+                await host.send(type="rematch")  # the bots accept at once
+            host.received.append(await host.expect("started", timeout=20))
+            over = await host.play(timeout=180)
+            assert over["type"] == "over", over
+            ids.append(over["table"]["game_id"])
+    return seated["code"], ids
+
+
+# -- 3. a private table's code ----------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_a_private_tables_code_is_in_no_public_answer_after_its_games(
+    server: Process,
+) -> None:
+    """A ``public: false`` table and its rematch: their code is in no public answer — the
+    player's games, each game's summary and record, the profile, the leaderboard, the lobby
+    — while a public table's games still name theirs."""
+    ana = await asyncio.to_thread(identity, server, "Ana")
+    code, ids = await games_at(server, with_bots(ana, "easy", public=False, **FAST), 2)
+    shown_code, shown = await games_at(server, with_bots(ana, "easy", **FAST), 1)
+    answers = {}
+    for path in [f"/api/players/{ana['player']}/games", f"/api/players/{ana['player']}",
+                 "/api/leaderboard", "/api/tables", *(f"/api/games/{g}" for g in ids),
+                 *(f"/api/games/{g}/record" for g in ids)]:  # fmt: skip
+        reply = await asyncio.to_thread(server.get, path)
+        assert reply.status_code == 200, (path, reply.text)
+        answers[path] = reply.text
+    games = json.loads(answers[f"/api/players/{ana['player']}/games"])["games"]
+    by_id = {g["game_id"]: g for g in games}
+    assert set(by_id) == {*ids, *shown}
+    assert by_id[shown[0]]["code"] == shown_code  # a public table's game names its table
+    summary = json.loads(answers[f"/api/games/{ids[1]}"])
+    assert summary["code"] is None and all(by_id[g]["code"] is None for g in ids)
+    leaks = [path for path, text in answers.items() if code in text]
+    assert not leaks, f"the private table's code {code} is in {leaks}"
+
+
+# -- 5. a name that wears a tag ---------------------------------------------------------------
+
+
+#: Names that wear a tag, or one that looks like it (full-width and small number signs, a
+#: music sharp, no space, a space inside, the tag alone).
+TAGGED = ["Ana #K7Q", "Ana #k7q", "Ana#K7Q", "Ana # K7Q", "Ana \uff03K7Q", "Ana \ufe5fK7Q",
+          "Ana \u266fK7Q", "#K7Q"]  # fmt: skip
+
+
+def test_a_name_that_looks_like_a_server_tag_is_refused_everywhere_and_changes_nothing(
+    server: Process,
+) -> None:
+    """A tag ("Ana #K7Q") is the server's alone: a typed name holding its sign, or one that
+    looks like it, is refused with one clear error (``bad_name``) as an identity, a guest's
+    table or a guest's join, and nothing is stored — "Ana" is still free afterwards."""
+    host = server.post("/api/tables", {"name": "Host", "seats": 3, **FAST}).json()
+    for name in TAGGED:
+        attempts = {
+            "identity": server.post("/api/players", {"name": name}),
+            "create": server.post("/api/tables", {"name": name, "seats": 2, **FAST}),
+            "join": server.post(f"/api/tables/{host['code']}/join", {"name": name}),
+        }
+        for where, reply in attempts.items():
+            assert reply.status_code == 400, (name, where, reply.text)
+            error = reply.json()
+            assert error["error"] == "bad_name" and "#" in error["message"], (name, where, error)
+    players = server.get(f"/api/tables/{host['code']}").json()["players"]
+    assert [p["name"] for p in players] == ["Host", None, None]
+    assert [t["code"] for t in server.get("/api/tables").json()["tables"]] == [host["code"]]
+    assert identity(server, "Ana")["name"] == "Ana"  # no player was stored
+    assert identity(server, "Ana")["name"].startswith("Ana #")  # a tag is still the server's

@@ -23,9 +23,11 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    column,
     func,
     insert,
     select,
+    table,
     update,
 )
 from sqlalchemy.engine import Connection
@@ -202,13 +204,30 @@ def rank(conn: Connection, rating: Rating) -> int:
     return int(better.scalar() or 0) + 1
 
 
-def _game_row(r: Any) -> dict[str, Any]:
+#: The store's event log, as far as a table's privacy is read from it (its ``create`` event).
+_events = table("flyswat_events", column("code"), column("kind"), column("data"))
+
+
+def private_codes(conn: Connection, codes: Sequence[str]) -> set[str]:
+    """The codes among ``codes`` of private tables (created ``public: false``): a public read
+    never names them, since a table's code opens it (and its rematches)."""
+    if not codes:
+        return set()
+    wanted = _events.c.code.in_(sorted(set(codes)))
+    rows = conn.execute(
+        select(_events.c.code, _events.c.data).where(_events.c.kind == "create", wanted)
+    )
+    return {r[0] for r in rows if json.loads(r[1]).get("options", {}).get("public") is False}
+
+
+def _game_row(r: Any, private: set[str] | frozenset[str] = frozenset()) -> dict[str, Any]:
     before, after = (
         Rating(r["mu_before"], r["sigma_before"]),
         Rating(r["mu_after"], r["sigma_after"]),
     )
     return {
-        "game_id": r["game_id"], "code": r["code"], "ended_at": r["ended_at"], "seat": r["seat"],
+        "game_id": r["game_id"], "code": None if r["code"] in private else r["code"],
+        "ended_at": r["ended_at"], "seat": r["seat"],
         "seats": r["seats"], "place": r["place"], "points": r["points"], "flies": r["flies"],
         "too_fast": r["too_fast"], "slaps": r["slaps"],
         "reaction_ms": round(r["reaction_ms"]) if r["reaction_ms"] is not None else None,
@@ -232,7 +251,8 @@ def games_page(
     rows = list(conn.execute(query.order_by(pg.id.desc()).limit(limit + 1)).mappings())
     more = len(rows) > limit
     rows = rows[:limit]
-    return [_game_row(r) for r in rows], (rows[-1]["id"] if more and rows else None)
+    private = private_codes(conn, [r["code"] for r in rows])
+    return [_game_row(r, private) for r in rows], (rows[-1]["id"] if more and rows else None)
 
 
 def leaderboard(conn: Connection, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
@@ -260,7 +280,8 @@ def game_summary(conn: Connection, game_id: str) -> dict[str, Any] | None:
     by_seat = {r["seat"]: {**_game_row(r), "player": r["player_id"], "name": r["name"]}
                for r in rows.mappings()}  # fmt: skip
     entries = [Entry.from_json(e) for e in json.loads(row["entries"])]
-    return {"game_id": game_id, "code": row["code"], "ended_at": row["ended_at"],
+    code = None if private_codes(conn, [row["code"]]) else row["code"]
+    return {"game_id": game_id, "code": code, "ended_at": row["ended_at"],
             "record_url": f"/api/games/{game_id}/record",
             "seats": [{"seat": e.seat, "place": e.place, "player": e.player, "level": e.level,
                        "flagged": e.flagged, **({k: by_seat[e.seat][k] for k in
