@@ -356,3 +356,42 @@ def test_a_name_that_looks_like_a_server_tag_is_refused_everywhere_and_changes_n
     assert [t["code"] for t in server.get("/api/tables").json()["tables"]] == [host["code"]]
     assert identity(server, "Ana")["name"] == "Ana"  # no player was stored
     assert identity(server, "Ana")["name"].startswith("Ana #")  # a tag is still the server's
+
+
+# -- 4. a rating farmed by doing nothing --------------------------------------------------------
+
+
+async def rated_games(server: Process, who: dict[str, Any]) -> list[dict[str, Any]]:
+    reply = await asyncio.to_thread(server.get, f"/api/players/{who['player']}/games?limit=100")
+    return list(reply.json()["games"])
+
+
+@pytest.mark.anyio
+async def test_a_player_who_does_nothing_gains_no_rating_from_ties_with_hard_bots(
+    server: Process,
+) -> None:
+    """The issue's farm: a player who never slaps, at 4 seats with ``remove: 100`` and three
+    ``hard`` bots, gained +54, +93, +87 in a series (short games end in ties at 0 points).
+    Now such a game is unrated (shorter than MIN_REVEALS), and so is a long one in which the
+    player neither slaps nor reveals (the turn timer reveals for them); a player who plays a
+    long enough game is rated (docs/PLAYERS.md, *What a rated game is*)."""
+    from flyswat.players.ratings import MIN_REVEALS
+
+    idle = await asyncio.to_thread(identity, server, "Idle")
+    farm = with_bots(idle, "hard", "hard", "hard", remove=100, slap_window_ms=600,
+                     turn_timeout_ms=400)  # fmt: skip
+    await games_at(server, farm, 3, slaps=False)
+    absent = dict(farm, remove=112 - 4 - MIN_REVEALS - 4)  # long enough, if they took part
+    await games_at(server, absent, 1, slaps=False, reveals=False)
+    games = await rated_games(server, idle)
+    assert len(games) == 4
+    assert [(g["rated"], g["delta"]) for g in games] == [(False, 0)] * 4, games
+    profile = (await asyncio.to_thread(server.get, f"/api/players/{idle['player']}")).json()
+    assert (profile["rating"], profile["rated_games"], profile["rank"]) == (1000, 0, None)
+    board = (await asyncio.to_thread(server.get, "/api/leaderboard")).json()
+    assert idle["player"] not in {p["id"] for p in board["players"]}
+
+    ana = await asyncio.to_thread(identity, server, "Ana")
+    played = with_bots(ana, "easy", remove=112 - 2 - 40, turn_timeout_ms=400)
+    await games_at(server, played, 1, reaction_ms=480, human=True)
+    assert [g["rated"] for g in await rated_games(server, ana)] == [True]
