@@ -80,10 +80,11 @@ class Person:
 
 
 def script(rng: random.Random) -> bots.Level:
-    """A script: a fixed time 130–250 ms, a Gaussian spread of 5–30 ms, never wrong."""
+    """A script: a fixed time 130–250 ms, a spread of 5–30 ms in all (a Gaussian and a 5 ms
+    exponential: the reaction model has one), never wrong."""
     p = between(bots.EASY, bots.HARD, 1.0)
-    p.update(mu_ms=rng.uniform(130, 250), sigma_ms=rng.uniform(5, 30), tau_ms=0.5,
-             second_mu_ms=rng.uniform(40, 120), second_sigma_ms=5, second_tau_ms=0.5,
+    p.update(mu_ms=rng.uniform(130, 250), sigma_ms=rng.uniform(5, 29.5), tau_ms=5.0,
+             second_mu_ms=rng.uniform(40, 120), second_sigma_ms=5, second_tau_ms=5.0,
              floor_ms=100, misjudge=0.0, lapse=0.0, second_hand=1.0, temperature=0.0,
              min_gain=0.0)  # fmt: skip
     return level(**p)
@@ -213,8 +214,12 @@ def main() -> int:
           f"({100 * len(flagged) / max(1, len(people)):.2f} %)")  # fmt: skip
     for w in flagged[:5]:
         print(f"  at game {w.flagged_at()}: {w.reason}")
-    for w in [w for w in beat if not w.flagged_at()][:5]:
-        print(f"  noisy not flagged: peak {w.peak(20):.2f}")
+    for w, h in zip(loud, hard_wins, strict=True):
+        if w.wins > h and not w.flagged_at():
+            times = sorted(x.ms for g in w.games for x in g.hands if x.first)
+            print(f"  noisy not flagged: peak {w.peak(20):.2f}, median first hand "
+                  f"{times[len(times) // 2]:.0f} ms, wins {w.wins:.1f} of 20 (a hard bot's "
+                  f"{h:.1f})")  # fmt: skip
     roc = []
     print(
         "ROC (flagged when score >= c): c, humans over 100 games, scripts within 5, "

@@ -36,9 +36,9 @@ from typing import Any
 
 #: People's first hands spread at least this much (ms, robust sd); the bots' models of
 #: people spread 130–240 ms, the tightest person modelled about 90 ms.
-SPREAD_FLOOR_MS = 50.0
+SPREAD_FLOOR_MS = 60.0
 #: People's median first hand is slower than this (ms): choosing which fly and pointing at it.
-SPEED_FLOOR_MS = 450.0
+SPEED_FLOOR_MS = 505.0
 #: The least skewed people's times are (an ex-Gaussian's skewness is 1 to 2); a sample's
 #: may fall below it by its uncertainty.
 SKEW_FLOOR = 1.0

@@ -395,3 +395,67 @@ async def test_a_player_who_does_nothing_gains_no_rating_from_ties_with_hard_bot
     played = with_bots(ana, "easy", remove=112 - 2 - 40, turn_timeout_ms=400)
     await games_at(server, played, 1, reaction_ms=480, human=True)
     assert [g["rated"] for g in await rated_games(server, ana)] == [True]
+
+
+# -- the detector in the server ------------------------------------------------------------------
+
+OPERATOR = "an-operator-secret-of-enough-length"
+
+
+@pytest.mark.anyio
+async def test_a_flagged_players_game_is_unrated_and_only_the_operator_sees_why(
+    tmp_path: Path, started: list[Serve]
+) -> None:
+    """A player whose every hand comes 250 ms after the trigger (a script: the scripted test
+    player, steady) is flagged by the game that shows it: that game is not rated, nothing
+    public says why, and the operator's listing — which needs the operator's secret — and
+    ``flyswat fairplay`` name the player and the reason; cleared, they are rated again."""
+    import sys
+
+    from harness.server import ROOT
+
+    port = free_ports(1)
+    db = f"sqlite:///{tmp_path / 'op.db'}"
+    started.append(Serve(["--workers", "1", "--port", str(port), "--db", db, "--exempt",
+                          "127.0.0.1", "--operator-secret", OPERATOR],
+                         tmp_path / "op.log", [port]))  # fmt: skip
+    server = Process(f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}")
+    bot = await asyncio.to_thread(identity, server, "Steady")
+    long_game = with_bots(bot, "easy", remove=20, slap_window_ms=600, turn_timeout_ms=400)
+    _, ids = await games_at(server, long_game, 1)
+    games = await rated_games(server, bot)
+    assert [(g["rated"], g["delta"]) for g in games] == [(False, 0)]
+
+    url = f"{server.http}/api/operator/fairplay"
+    assert httpx.get(url, timeout=10).status_code == 403
+    wrong = {"authorization": "Bearer " + OPERATOR[:-1] + "x"}
+    assert httpx.get(url, headers=wrong, timeout=10).status_code == 403
+    listed = httpx.get(url, headers={"authorization": f"Bearer {OPERATOR}"}, timeout=10).json()
+    [row] = listed["players"]
+    assert row["player_id"] == bot["player"] and row["state"] == "review"
+    assert row["name"] == "Steady" and "spread" in row["reason"] and row["score"] >= 1
+
+    public = [f"/api/players/{bot['player']}", f"/api/players/{bot['player']}/games",
+              f"/api/games/{ids[0]}", "/api/leaderboard"]  # fmt: skip
+    for path in public:
+        text = (await asyncio.to_thread(server.get, path)).text.lower()
+        assert not any(w in text for w in ("review", "spread", "cheat", "fairplay")), path
+
+    cli = [sys.executable, "-m", "flyswat.cli", "fairplay", "--db", db]
+    shown = subprocess.run(cli, capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert shown.returncode == 0 and bot["player"] in shown.stdout and "spread" in shown.stdout
+    cleared = subprocess.run([*cli, "--clear", bot["player"]], capture_output=True, text=True,
+                             timeout=60, cwd=ROOT)  # fmt: skip
+    assert cleared.returncode == 0, cleared.stdout + cleared.stderr
+    assert (
+        "No player is under review"
+        in subprocess.run(cli, capture_output=True, text=True, timeout=60, cwd=ROOT).stdout
+    )
+    await games_at(server, long_game, 1)
+    assert [g["rated"] for g in await rated_games(server, bot)] == [True, False]
+
+
+def test_the_operators_route_does_not_exist_without_a_secret(server: Process) -> None:
+    """No ``--operator-secret`` (nor FLYSWAT_OPERATOR_SECRET): nobody reads the listing."""
+    reply = server.get("/api/operator/fairplay")
+    assert reply.status_code == 404
