@@ -14,16 +14,15 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from harness.server import Serve, free_port, free_ports, until_health
+from harness.server import Serve, free_port, free_ports, stop_process, until_health
 
-from .conftest import FAST, Player
+from .conftest import FAST, Live, Player
 
 # -- 1. the client's address behind a proxy ------------------------------------------------
 
@@ -82,12 +81,7 @@ http {{
             time.sleep(0.1)
         yield port
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
 
 
 def creates_with_rotating_header(port: int, n: int) -> list[int]:
@@ -238,18 +232,8 @@ async def test_a_worker_paused_past_its_lease_greets_nobody_from_its_stale_copy(
 # -- one server process for the players' holes -----------------------------------------------
 
 
-@dataclass
-class Process:
-    """A ``flyswat serve`` process: its HTTP and WebSocket bases."""
-
-    http: str
-    ws: str
-
-    def post(self, path: str, body: dict[str, Any]) -> httpx.Response:
-        return httpx.post(self.http + path, json=body, timeout=10)
-
-    def get(self, path: str) -> httpx.Response:
-        return httpx.get(self.http + path, timeout=10)
+#: A ``flyswat serve`` process as the in-process servers' :class:`Live` (no app at hand).
+Process = Live
 
 
 @pytest.fixture
@@ -258,7 +242,7 @@ def server(tmp_path: Path, started: list[Serve]) -> Process:
     db = f"sqlite:///{tmp_path / 'players.db'}"
     args = ["--workers", "1", "--port", str(port), "--db", db, "--exempt", "127.0.0.1"]
     started.append(Serve(args, tmp_path / "players.log", [port]))
-    return Process(f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}")
+    return Process(f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}", None)
 
 
 def identity(server: Process, name: str) -> dict[str, Any]:
@@ -419,7 +403,7 @@ async def test_a_flagged_players_game_is_unrated_and_only_the_operator_sees_why(
     started.append(Serve(["--workers", "1", "--port", str(port), "--db", db, "--exempt",
                           "127.0.0.1", "--operator-secret", OPERATOR],
                          tmp_path / "op.log", [port]))  # fmt: skip
-    server = Process(f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}")
+    server = Process(f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}", None)
     bot = await asyncio.to_thread(identity, server, "Steady")
     long_game = with_bots(bot, "easy", remove=20, slap_window_ms=600, turn_timeout_ms=400)
     _, ids = await games_at(server, long_game, 1)
