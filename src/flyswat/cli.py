@@ -15,6 +15,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("flyswat.server.app", "run the game server: play in the browser"),
     "simulate": ("flyswat.sim.reference", "play many bot games and summarise them"),
     "verify": ("flyswat.record", "check game records against the rules"),
+    "fairplay": ("flyswat.server.operator", "list the players under fair-play review"),
 }
 
 

@@ -332,7 +332,7 @@ class PlayedGame(_Model):
     """One game of a player, as ``GET /api/players/{id}/games`` lists it."""
 
     game_id: str
-    code: str
+    code: str | None = Field(description="the table's code; null for a private table")
     ended_at: str
     seat: int
     seats: int
@@ -396,7 +396,7 @@ class GameSummary(_Model):
     """``GET /api/games/{game_id}``: who played, their places, and their rating changes."""
 
     game_id: str
-    code: str
+    code: str | None = Field(description="the table's code; null for a private table")
     ended_at: str
     record_url: str
     seats: list[GameSeat]

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import json
 import os
+import random
 import signal
 import threading
 import time
@@ -135,6 +136,10 @@ class Player:
     received: list[dict[str, Any]] = field(default_factory=list)
     raw: list[str] = field(default_factory=list)
     reaction_ms: int = 250
+    #: Times spread as a person's (an ex-Gaussian from ``reaction_ms``, flyswat.bots), not
+    #: one time always: the fair-play detector takes a steady time for a script (and a game
+    #: of its player goes unrated); needs a slap window of a few seconds.
+    human: bool = False
     slaps: bool = True
     reveals: bool = True
     wire: Assembler = field(default_factory=Assembler)
@@ -220,10 +225,13 @@ class Player:
     async def _slap(self, v: dict[str, Any], turn: int) -> None:
         ok = allowed(v["centre"])
         targets = sorted((c for c in v["centre"] if c[0] in ok), key=lambda c: -int(c[1]))
+        first = self.reaction_ms
+        if self.human:
+            first = max(200, round(random.gauss(first, 60) + random.expovariate(1 / 150)))
         for i, card in enumerate(targets[: v["hands"]]):
             # A human's hand lands after its reaction time; the claim is that time.
-            await asyncio.sleep((self.reaction_ms + 100 * i) / 1000 if i == 0 else 0.1)
-            await self.send(type="slap", card=card, ms=self.reaction_ms + 100 * i, turn=turn)
+            await asyncio.sleep((first + 100 * i) / 1000 if i == 0 else 0.1)
+            await self.send(type="slap", card=card, ms=first + 100 * i, turn=turn)
         await self.send(type="done", turn=turn)
 
 

@@ -168,9 +168,9 @@ async def test_play_now_rematch_and_both_games_on_the_profile(live: Live) -> Non
     second = (await asyncio.to_thread(live.post, "/api/play", auth(bruno))).json()
     assert second["code"] == first["code"] and second["seat"] == 1
     code = first["code"]
-    async with (
-        Player.connect(live.ws, code, first["token"]) as a,
-        Player.connect(live.ws, code, second["token"]) as b,
+    async with (  # people's times: a steady one is a script's (docs/PLAYERS.md, Fair play)
+        Player.connect(live.ws, code, first["token"], reaction_ms=480, human=True) as a,
+        Player.connect(live.ws, code, second["token"], reaction_ms=480, human=True) as b,
     ):
         lobby = a.received[0]["table"]
         assert lobby["state"] == "lobby" and 0 < lobby["fill_in_ms"] <= 3000

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from flyswat.players.ratings import Rating
+from flyswat.players.ratings import MIN_REVEALS, Rating
 from flyswat.server import players_store as ps
 from flyswat.server.store import Store
 from flyswat.table import events as ev
@@ -26,7 +26,9 @@ def _record(places: list[int]) -> dict[str, object]:
              {"name": "Bruno", "kind": "human"}]  # fmt: skip
     slaps = [{"seat": 0, "card": "R3-1", "ms": 400}, {"seat": 2, "card": "B1-1", "ms": 300},
              {"seat": 0, "card": "R2-1", "ms": 600}]  # fmt: skip
-    turns = [{"seat": 0, "card": "S-1", "round": {"slaps": slaps}}]
+    # A rated game is at least MIN_REVEALS long (docs/PLAYERS.md): reveals before the round.
+    turns = [{"seat": k % 3, "card": "R1-1"} for k in range(MIN_REVEALS - 1)]
+    turns.append({"seat": 0, "card": "S-1", "round": {"allowed": ["R"], "slaps": slaps}})
     return {"id": "g1", "seats": seats, "turns": turns,
             "result": {"places": places, "points": [5, 9, 1], "flies": [2, 3, 1]}}  # fmt: skip
 

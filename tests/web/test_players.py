@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import random
 import time
 from pathlib import Path
 
@@ -16,14 +17,21 @@ from flyswat.record import verify_record
 
 from .conftest import ROUND_KEY_JS
 
-# Well above the human floor even when a loaded machine paints the trigger late.
+# Well above the human floor even when a loaded machine paints the trigger late; each
+# round's delay spreads as a person's does (a long tail), or the fair-play detector takes
+# the player for a script and their games go unrated (docs/PLAYERS.md, Fair play).
 HUMAN_DELAY_S = 0.6
+
+
+def _human_delay() -> float:
+    return HUMAN_DELAY_S + min(1.5, random.expovariate(1 / 0.3))
 
 
 def _play_to_the_end(page: Page, limit_s: float = 150) -> None:
     """Reveal on our turn, lay a hand on a fly a human moment after a round opens."""
     opened: float | None = None
     opened_by: str | None = None
+    delay = _human_delay()
     start = time.monotonic()
     while time.monotonic() - start < limit_s:
         if page.query_selector(".end"):
@@ -34,11 +42,11 @@ def _play_to_the_end(page: Page, limit_s: float = 150) -> None:
             # A round is known by its key (ROUND_KEY_JS): the next may open between two looks.
             key = page.evaluate(ROUND_KEY_JS)
             if key != opened_by:
-                opened, opened_by = time.monotonic(), key
+                opened, opened_by, delay = time.monotonic(), key, _human_delay()
             opened = opened or time.monotonic()
             flies = page.query_selector_all(".fly-card.slappable")
             free = page.query_selector(".my-hand.free")
-            if flies and free and time.monotonic() - opened > HUMAN_DELAY_S:
+            if flies and free and time.monotonic() - opened > delay:
                 with contextlib.suppress(Exception):  # the round closed under our finger
                     flies[0].tap(timeout=500)
         else:

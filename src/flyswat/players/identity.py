@@ -3,8 +3,9 @@
 The server stores a secret only as its SHA-256 (as it stores seat tokens), and compares in
 constant time. A name is chosen once and is unique per server by its *key* (case, width and
 spacing folded, :func:`name_key`): a name already taken is shown with a short tag ("Ana #K7Q",
-:func:`tagged`); names that read as a bot's or a free seat's ("Bot 2",
-"bot", "Seat 3", in any of the client's languages) are refused, so nobody can pose as one.
+:func:`tagged`), and no typed name may hold the tag's sign or one like it; names that read
+as a bot's or a free seat's ("Bot 2", "bot", "Seat 3", in any of the client's languages) are
+refused, so nobody can pose as one.
 A one-time *claim code* moves an identity to another device.
 """
 
@@ -48,17 +49,28 @@ def secret_matches(stored_hash: str | None, secret: str) -> bool:
 
 def clean_name(name: str) -> str:
     """A player's display name, its spaces collapsed; raises :class:`MalformedError`
-    ``bad_name`` when it is empty, too long, not printable, or reads as a bot or a seat."""
+    ``bad_name`` when it is empty, too long, not printable, reads as a bot or a seat, or
+    holds a tag's sign (:data:`TAG_SIGNS`)."""
     cleaned = " ".join(unicodedata.normalize("NFC", name).split())
     if not 1 <= len(cleaned) <= MAX_NAME or not cleaned.isprintable():
         raise MalformedError(f"a name is 1 to {MAX_NAME} printable characters", "bad_name")
-    if _RESERVED_RE.match(name_key(cleaned)):
+    key = name_key(cleaned)
+    if _RESERVED_RE.match(key):
         raise MalformedError("that name reads as a bot's or a seat's: choose another", "bad_name")
+    if any(c in TAG_SIGNS for c in key):
+        raise MalformedError(
+            "a name may not hold '#' or a sign like it: the server's tags (\"Ana #K7Q\") use it",
+            "bad_name",
+        )
     return cleaned
 
 
 #: A tag told apart a name already taken: "Ana #K7Q".
 TAG_LENGTH = 3
+#: The tag's sign and the signs that look like it, as :func:`name_key` leaves them (the
+#: full-width and small number signs fold to "#"): no typed name may hold one, so a tag is
+#: only ever the server's.
+TAG_SIGNS = frozenset("#\u266f\u2317\u22d5\u29e3\u29e4\u29e5")
 
 
 def tagged(name: str, tag: str) -> str:

@@ -1,7 +1,9 @@
 """Ratings: openskill's Plackett–Luce model over a finished game's places.
 
 A game is rated for every seat held by a player with an identity who was not flagged for
-too-fast slaps in it; the places are the ranks, shared places (R24) are ties. Bots take part
+too-fast slaps in it and takes part (:func:`out_of_rating`: the game is long enough, the
+player did something in it, and is not under fair-play review); the places are the ranks,
+shared places (R24) are ties. Bots take part
 with the fixed rating of their level (:data:`BOT_RATINGS`), so a game against bots counts,
 and are never changed. Flagged players and seats without an identity take no part at all.
 A game with no one to rate, or fewer than two taking part, changes nothing.
@@ -76,22 +78,57 @@ class Entry:
     player: str | None = None
     level: str | None = None
     flagged: bool = False
+    #: Why a player's seat takes no part though not flagged (:data:`OUT`); None: it does.
+    out: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """This entry as stored."""
         return {"seat": self.seat, "place": self.place, "player": self.player,
-                "level": self.level, "flagged": self.flagged}  # fmt: skip
+                "level": self.level, "flagged": self.flagged,
+                **({"out": self.out} if self.out is not None else {})}  # fmt: skip
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Entry:
         """The entry :meth:`to_json` wrote."""
         return cls(int(data["seat"]), int(data["place"]), data.get("player"),
-                   data.get("level"), bool(data.get("flagged", False)))  # fmt: skip
+                   data.get("level"), bool(data.get("flagged", False)),
+                   data.get("out"))  # fmt: skip
+
+
+#: A rated game is at least this many reveals long (a quarter of the deck: ``remove`` at
+#: most 84): shorter ones end in ties at 0 points too often for a place to say anything.
+MIN_REVEALS = 28
+
+#: Why a player's seat takes no part in rating (docs/PLAYERS.md, *What a rated game is*).
+OUT = {
+    "short": f"the game was shorter than {MIN_REVEALS} reveals",
+    "idle": "the player neither slapped nor revealed (the turn timer revealed for them)",
+    "review": "the player is under fair-play review",
+}
+
+
+def out_of_rating(record: Mapping[str, Any], seat: int, own_reveals: int | None) -> str | None:
+    """Why the player at ``seat`` takes no part in rating game ``record`` (a key of
+    :data:`OUT`), or None if they do: the game had at least :data:`MIN_REVEALS` reveals, and
+    the player took part themself — at least one slap of theirs was accepted, or they
+    revealed at least once (``own_reveals``: their reveals not made by the turn timer; None
+    when unknown, as for games stored before it was kept, taken as taking part)."""
+    turns = record.get("turns", [])
+    if len(turns) < MIN_REVEALS:
+        return "short"
+    slapped = any(
+        int(s["seat"]) == seat for t in turns for s in (t.get("round") or {}).get("slaps", [])
+    )
+    if not slapped and own_reveals is not None and own_reveals == 0:
+        return "idle"
+    return None
 
 
 def rated_players(entries: Sequence[Entry]) -> list[str]:
     """The players whose rating the game changes (none when it is not rated)."""
-    players = [e.player for e in entries if e.player is not None and not e.flagged]
+    players = [
+        e.player for e in entries if e.player is not None and not e.flagged and e.out is None
+    ]
     taking_part = len(players) + sum(1 for e in entries if e.level in BOT_RATINGS)
     return players if players and taking_part >= 2 and len(set(players)) == len(players) else []
 

@@ -37,7 +37,7 @@ from starlette.websockets import WebSocket
 from flyswat import protocol as p
 from flyswat.bots import LEVELS
 from flyswat.errors import FlyswatError, IllegalActionError, MalformedError
-from flyswat.server import node, players_store
+from flyswat.server import node, operator, players_store
 from flyswat.server.cluster import Cluster, Owner, RedisShared, Shared
 from flyswat.server.connection import CLOSE_EXPIRED, CLOSE_MOVED, CLOSE_NOT_FOUND, Session
 from flyswat.server.limits import AddressBuckets, Limits, request_buckets, table_buckets
@@ -53,6 +53,7 @@ from flyswat.server.transport import (
     client_address,
     read_body,
     serve,
+    trusted_proxies,
 )
 from flyswat.table.core import Table
 from flyswat.table.io import Join, StartBy
@@ -327,6 +328,7 @@ def build_app(
     node_id: str = "local",
     node_url: str = "http://127.0.0.1:8000",
     redis_url: str | None = None,
+    operator_secret: str | None = None,
 ) -> Starlette:
     """The whole server as an ASGI app: tables restored from ``db_url`` on start-up.
 
@@ -339,6 +341,7 @@ def build_app(
     for players before bots take its free seats. ``node_id``, ``node_url``: this node of
     the cluster serving the store (:mod:`flyswat.server.cluster`), and where the others and
     the clients reach it; ``redis_url``: who is alive and the lobby's list kept in Redis.
+    ``operator_secret``: opens the operator's routes (:mod:`flyswat.server.operator`).
     """
     limits = limits or Limits()
     store = Store(db_url, node=node_id)
@@ -378,6 +381,7 @@ def build_app(
         _routes(runner, table_buckets(limits), limits, rtt_fronts, play_now_wait_ms, forwarder)
     )
     routes.append(Route("/metrics", metrics.endpoint))
+    routes.extend(operator.routes(store.engine, operator_secret))
     if WEB_DIR.is_dir():
         routes.append(Mount("/", StaticFiles(directory=WEB_DIR, html=True), name="web"))
     middleware = [Middleware(node.TrustedForward, secret=secret),
@@ -410,6 +414,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="comma-separated addresses of trusted reverse proxies whose X-Flyswat-Rtt-Us "
         "header (their round trip to the client, in us) is believed; off by default",
     )
+    parser.add_argument(
+        "--trusted-proxies",
+        type=trusted_proxies,
+        default=(),
+        metavar="ADDRS",
+        help="comma-separated addresses or networks of the reverse proxies whose "
+        "X-Forwarded-For is believed (the per-address limits then key the client it names); "
+        "none by default (docs/DEPLOY.md)",
+    )
+    parser.add_argument(
+        "--operator-secret", default=None, metavar="SECRET",
+        help="opens GET /api/operator/fairplay to requests that carry it (Authorization: "
+        f"Bearer SECRET; at least 16 characters); or set {operator.SECRET_ENV}",
+    )  # fmt: skip
     parser.add_argument(
         "--play-now-wait",
         type=float,
@@ -484,12 +502,14 @@ def run(args: argparse.Namespace) -> int:
     _logging(args.log_format)
     app = build_app(args.db, bot_pace=args.bot_pace, own_process=tuned, limits=limits,
                     rtt_fronts=fronts, play_now_wait_ms=wait_ms, node_id=node_id,
-                    node_url=url, redis_url=args.redis)  # fmt: skip
+                    node_url=url, redis_url=args.redis,
+                    operator_secret=operator.operator_secret(args.operator_secret))  # fmt: skip
     if slot is None:
         db = make_url(args.db).render_as_string(hide_password=True)
         print(f"flyswat: open http://{args.host}:{args.port}/  (store: {db}; node {node_id})",
               flush=True)  # fmt: skip
-    serve(app, args.host, args.port, limits, sockets=listen, before_shutdown=app.state.hand_over)
+    serve(app, args.host, args.port, limits, sockets=listen, before_shutdown=app.state.hand_over,
+          proxies=args.trusted_proxies)  # fmt: skip
     return 0
 
 

@@ -257,11 +257,23 @@ class Cluster:
         #: The live nodes at the last :meth:`beat`.
         self.peers: dict[str, str] = {}
         self.beaten_at = time.monotonic()  # the last beat that reached the store
+        #: Times a beat came more than the lease after the one before (a pause, a stall),
+        #: and how many of those a check of every table has covered since (:meth:`checked`).
+        self.lapses = 0
+        self._checked = 0
 
     def stale(self) -> bool:
-        """Has this node gone without a beat long enough to be taken for dead (a paused
-        process)? Its tables may be another's now."""
-        return time.monotonic() - self.beaten_at > DEAD_AFTER_S
+        """May this node's tables be another's now? True while it has gone without a beat
+        long enough to be taken for dead (a paused process), and after such a gap until
+        every table it holds has been checked against the store (:meth:`checked`): a node
+        woken from a pause beats again at once, but its lease lapsed meanwhile, and the
+        beat does not give back what another node adopted."""
+        return self.lapses != self._checked or time.monotonic() - self.beaten_at > DEAD_AFTER_S
+
+    def checked(self, lapses: int) -> None:
+        """Every table held was checked against the store, in a check begun when
+        :attr:`lapses` was ``lapses``."""
+        self._checked = max(self._checked, lapses)
 
     # -- presence --------------------------------------------------------------------------
 
@@ -269,7 +281,10 @@ class Cluster:
         """Say this node is alive; returns the live nodes."""
         now = self.clock()
         self.shared.beat(self.node, self.url, now, self.state)
-        self.beaten_at = time.monotonic()
+        beaten_at = time.monotonic()
+        if beaten_at - self.beaten_at > DEAD_AFTER_S:
+            self.lapses += 1  # the lease lapsed between the two beats
+        self.beaten_at = beaten_at
         self.peers = self.shared.alive(now)
         if self.state != "down":
             self.peers.setdefault(self.node, self.url)

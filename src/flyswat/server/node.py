@@ -161,7 +161,9 @@ async def keep(runner: Runner, cluster: Cluster, beat_s: float = BEAT_S) -> None
 async def let_go(runner: Runner, cluster: Cluster) -> None:
     """Drop the tables another node owns now. Only tables whose creation is stored are
     asked about (a table made meanwhile is this node's whatever the answer), and each is
-    asked again on its own before it is dropped."""
+    asked again on its own before it is dropped. Once done, a lapse of this node's lease
+    seen before it began is settled (:meth:`Cluster.checked`)."""
+    lapses = cluster.lapses
     settled = runner.settled()
     mine = await asyncio.to_thread(cluster.mine)
     gone = set()
@@ -170,6 +172,7 @@ async def let_go(runner: Runner, cluster: Cluster) -> None:
             gone.add(code)
     if gone:
         runner.lost(gone)
+    cluster.checked(lapses)
 
 
 async def publish(runner: Runner, cluster: Cluster, every_s: float = PUBLISH_S) -> None:

@@ -23,17 +23,29 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    column,
     func,
     insert,
     select,
+    table,
     update,
 )
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
+from flyswat import fairplay
 from flyswat.errors import IllegalActionError
 from flyswat.players.identity import hash_secret, name_key, secret_matches
-from flyswat.players.ratings import Entry, Rating, ordinal, rate_game, rated_players, replay
+from flyswat.players.ratings import (
+    Entry,
+    Rating,
+    ordinal,
+    out_of_rating,
+    rate_game,
+    rated_players,
+    replay,
+)
+from flyswat.server import fairplay_store
 from flyswat.table import events as ev
 
 metadata = MetaData()
@@ -83,6 +95,7 @@ player_games = Table(
     Column("sigma_before", Float, nullable=False),
     Column("mu_after", Float, nullable=False),
     Column("sigma_after", Float, nullable=False),
+    Column("hands", Text),  # flyswat.fairplay.GameHands, for the detector (revision 0004)
 )
 
 
@@ -202,13 +215,30 @@ def rank(conn: Connection, rating: Rating) -> int:
     return int(better.scalar() or 0) + 1
 
 
-def _game_row(r: Any) -> dict[str, Any]:
+#: The store's event log, as far as a table's privacy is read from it (its ``create`` event).
+_events = table("flyswat_events", column("code"), column("kind"), column("data"))
+
+
+def private_codes(conn: Connection, codes: Sequence[str]) -> set[str]:
+    """The codes among ``codes`` of private tables (created ``public: false``): a public read
+    never names them, since a table's code opens it (and its rematches)."""
+    if not codes:
+        return set()
+    wanted = _events.c.code.in_(sorted(set(codes)))
+    rows = conn.execute(
+        select(_events.c.code, _events.c.data).where(_events.c.kind == "create", wanted)
+    )
+    return {r[0] for r in rows if json.loads(r[1]).get("options", {}).get("public") is False}
+
+
+def _game_row(r: Any, private: set[str] | frozenset[str] = frozenset()) -> dict[str, Any]:
     before, after = (
         Rating(r["mu_before"], r["sigma_before"]),
         Rating(r["mu_after"], r["sigma_after"]),
     )
     return {
-        "game_id": r["game_id"], "code": r["code"], "ended_at": r["ended_at"], "seat": r["seat"],
+        "game_id": r["game_id"], "code": None if r["code"] in private else r["code"],
+        "ended_at": r["ended_at"], "seat": r["seat"],
         "seats": r["seats"], "place": r["place"], "points": r["points"], "flies": r["flies"],
         "too_fast": r["too_fast"], "slaps": r["slaps"],
         "reaction_ms": round(r["reaction_ms"]) if r["reaction_ms"] is not None else None,
@@ -232,7 +262,8 @@ def games_page(
     rows = list(conn.execute(query.order_by(pg.id.desc()).limit(limit + 1)).mappings())
     more = len(rows) > limit
     rows = rows[:limit]
-    return [_game_row(r) for r in rows], (rows[-1]["id"] if more and rows else None)
+    private = private_codes(conn, [r["code"] for r in rows])
+    return [_game_row(r, private) for r in rows], (rows[-1]["id"] if more and rows else None)
 
 
 def leaderboard(conn: Connection, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
@@ -260,7 +291,8 @@ def game_summary(conn: Connection, game_id: str) -> dict[str, Any] | None:
     by_seat = {r["seat"]: {**_game_row(r), "player": r["player_id"], "name": r["name"]}
                for r in rows.mappings()}  # fmt: skip
     entries = [Entry.from_json(e) for e in json.loads(row["entries"])]
-    return {"game_id": game_id, "code": row["code"], "ended_at": row["ended_at"],
+    code = None if private_codes(conn, [row["code"]]) else row["code"]
+    return {"game_id": game_id, "code": code, "ended_at": row["ended_at"],
             "record_url": f"/api/games/{game_id}/record",
             "seats": [{"seat": e.seat, "place": e.place, "player": e.player, "level": e.level,
                        "flagged": e.flagged, **({k: by_seat[e.seat][k] for k in
@@ -294,18 +326,25 @@ def latest_game(conn: Connection, code: str) -> str | None:
 
 
 def entries_of(record: dict[str, Any], seat_players: Sequence[str | None],
-               too_fast: Sequence[int]) -> list[Entry]:  # fmt: skip
+               too_fast: Sequence[int], own_reveals: Sequence[int] | None = None,
+               review: frozenset[str] | set[str] = frozenset()) -> list[Entry]:  # fmt: skip
     """The rating entries of a finished game's record: each seat's place, its player (humans
-    with an identity) or bot level, and whether it was flagged too fast."""
+    with an identity) or bot level, whether it was flagged too fast, and why a player takes
+    no part (:func:`~flyswat.players.ratings.out_of_rating`; ``review``: players under
+    fair-play review)."""
     places = record["result"]["places"]
     out = []
     for seat, info in enumerate(record["seats"]):
         bot = info.get("kind") == "bot"
         player = None if bot or seat >= len(seat_players) else seat_players[seat]
         flagged = seat < len(too_fast) and too_fast[seat] > 0
-        out.append(
-            Entry(seat, int(places[seat]), player, info.get("level") if bot else None, flagged)
-        )
+        why = None
+        if player is not None:
+            known = own_reveals is not None and seat < len(own_reveals)
+            mine = own_reveals[seat] if own_reveals is not None and known else None
+            why = out_of_rating(record, seat, mine) or ("review" if player in review else None)
+        level = info.get("level") if bot else None
+        out.append(Entry(seat, int(places[seat]), player, level, flagged, why))
     return out
 
 
@@ -320,9 +359,17 @@ def record_game(conn: Connection, code: str, event: ev.Over, at: str) -> None:
         return
     seat_players = list(getattr(event, "players", None) or [])
     too_fast = list(getattr(event, "too_fast", None) or [])
-    entries = entries_of(record, seat_players, too_fast)
+    known = ratings_of(conn, sorted({p for p in seat_players if p is not None}))
+    hands = {}  # each player's hands in this game, weighed with their earlier games first
+    for seat, pid in enumerate(seat_players):
+        if pid in known and pid not in hands:
+            count = too_fast[seat] if seat < len(too_fast) else 0
+            hands[pid] = fairplay.from_record(record, seat, count)
+            fairplay_store.weigh(conn, pid, hands[pid], at)
+    review = fairplay_store.under_review(conn, sorted(hands))
+    entries = entries_of(record, seat_players, too_fast, event.own_reveals, review)
     ids = sorted({e.player for e in entries if e.player is not None})
-    before = ratings_of(conn, ids)
+    before = {pid: known[pid] for pid in ids if pid in known}
     # A seat whose id the store does not know takes no part (as a seat without one).
     entries = [e if e.player is None or e.player in before
                else Entry(e.seat, e.place, None, e.level, e.flagged) for e in entries]  # fmt: skip
@@ -352,6 +399,7 @@ def record_game(conn: Connection, code: str, event: ev.Over, at: str) -> None:
             too_fast=too_fast[e.seat] if e.seat < len(too_fast) else 0, slaps=len(mine),
             reaction_ms=sum(mine) / len(mine) if mine else None, rated=e.player in rated,
             mu_before=old.mu, sigma_before=old.sigma, mu_after=new.mu, sigma_after=new.sigma,
+            hands=json.dumps(hands[e.player].to_json()) if e.player in hands else None,
         ))  # fmt: skip
         conn.execute(update(players).where(players.c.id == e.player).values(
             games=players.c.games + 1, rated=players.c.rated + (1 if e.player in rated else 0),

@@ -420,12 +420,34 @@ class FlyswatWebSocket(WebSocketsSansIOProtocol):
             receiver.closed()
 
 
-def uvicorn_config(limits: Limits, nofile: int | None = None) -> dict[str, Any]:
+def trusted_proxies(text: str) -> tuple[str, ...]:
+    """The addresses or networks of ``--trusted-proxies`` ("10.0.0.1,10.1.0.0/16"), as
+    uvicorn takes them; raises :class:`argparse.ArgumentTypeError` naming what is not one."""
+    import argparse
+    import ipaddress
+
+    found = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        try:
+            found.append(str(ipaddress.ip_network(part, strict=False)))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{part!r} is not an address or network") from None
+    return tuple(found)
+
+
+def uvicorn_config(
+    limits: Limits, nofile: int | None = None, proxies: tuple[str, ...] = ()
+) -> dict[str, Any]:
     """Keyword arguments for ``uvicorn.run`` / ``uvicorn.Config`` that apply ``limits``.
 
     ``nofile`` is the descriptor limit the connection cap is derived from (default: this
-    process's own). Each call makes protocol classes of their own, so that two servers in
-    one process share nothing.
+    process's own). ``proxies``: the peers whose ``X-Forwarded-For`` is believed
+    (:func:`trusted_proxies`); none by default — uvicorn's own default believes any
+    loopback peer, so behind a proxy on the same host every client could name its own
+    address for the per-address limits. Each call makes protocol classes of their own, so
+    that two servers in one process share nothing.
     """
     nofile = nofile or descriptor_limit()
     gate = Gate(limits, limits.connection_cap(nofile))
@@ -443,6 +465,8 @@ def uvicorn_config(limits: Limits, nofile: int | None = None) -> dict[str, Any]:
         "h11_max_incomplete_event_size": limits.max_head_bytes,
         "timeout_keep_alive": limits.keep_alive_s,
         "backlog": limits.accept_backlog(nofile),
+        "proxy_headers": bool(proxies),
+        "forwarded_allow_ips": list(proxies) or None,
     }
 
 
@@ -478,13 +502,15 @@ def serve(
     limits: Limits,
     sockets: list[socket.socket] | None = None,
     before_shutdown: Callable[[], Awaitable[None]] | None = None,
+    proxies: tuple[str, ...] = (),
 ) -> None:
     """Run uvicorn with ``limits`` until interrupted; its, asyncio's and flyswat's logs pass
     through one :class:`~flyswat.server.limits.RepeatFilter`.
 
     ``sockets``: listening sockets already bound (a worker's), instead of ``host:port``.
     ``before_shutdown``: awaited once the listening sockets are closed and before uvicorn
-    closes the open connections (the tables' hand-over)."""
+    closes the open connections (the tables' hand-over). ``proxies``: the reverse proxies
+    whose ``X-Forwarded-For`` is believed (:func:`uvicorn_config`)."""
     import uvicorn
 
     class Server(uvicorn.Server):
@@ -499,7 +525,7 @@ def serve(
             await super().shutdown(sockets)
 
     config = uvicorn.Config(app, host=host, port=port, log_level="warning",
-                            **uvicorn_config(limits))  # fmt: skip
+                            **uvicorn_config(limits, proxies=proxies))  # fmt: skip
     repeat = install_log_filter(limits)  # after uvicorn set up its loggers
     stop = threading.Event()
     every_s = min(5.0, limits.log_interval_s)

@@ -199,6 +199,7 @@ class Table:
             case ev.Revealed(card=card) if game is not None:
                 if game.reveal().card.text != card:
                     raise MalformedError(f"table {self.code}: replay diverged at {event}")
+                self.seats[event.seat].reveals += 0 if event.auto else 1
             case ev.Slapped(seat=seat, card=card, ms=ms) if game is not None:
                 game.slap(seat, Card.parse(card), ms)
             case ev.SaidDone(seat=seat) if game is not None:

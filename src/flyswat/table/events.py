@@ -120,6 +120,7 @@ class Over(_Event):
     record: dict[str, Any] | None = None
     players: list[str | None] | None = None  # each seat's player id (None: a bot, no identity)
     too_fast: list[int] | None = None  # each seat's slaps refused as too fast in the game
+    own_reveals: list[int] | None = None  # each seat's reveals not made by the turn timer
 
 
 class Expired(_Event):

@@ -51,7 +51,7 @@ def apply(t: Table, event: ev.Event) -> None:
             t.clock, t.bot_plans, t.turn_due = None, [], None
             t.games_played += 1
             for s in t.seats:
-                s.too_fast, s.rematch = 0, False
+                s.too_fast, s.rematch, s.reveals = 0, False, 0
         case ev.Left(seat=seat, host=host):
             _free(t, seat)
             t.host = host
@@ -79,10 +79,12 @@ def rating_of(t: Table, seat: int) -> int | None:
 
 
 def over(t: Table, game_id: str, record: dict[str, Any]) -> ev.Over:
-    """The ``over`` event, with what ratings need: each seat's player and too-fast count."""
+    """The ``over`` event, with what ratings need: each seat's player, too-fast count and
+    reveals of its own."""
     return ev.Over(game_id=game_id, record=record,
                    players=[None if s.is_bot else s.player for s in t.seats],
-                   too_fast=[s.too_fast for s in t.seats])  # fmt: skip
+                   too_fast=[s.too_fast for s in t.seats],
+                   own_reveals=[s.reveals for s in t.seats])  # fmt: skip
 
 
 # -- timers -----------------------------------------------------------------------------------

@@ -78,6 +78,7 @@ class Seat:
     link: Link = field(default_factory=Link)  # what the server knows of its network
     bucket: Bucket = field(default_factory=Bucket)
     too_fast: int = 0
+    reveals: int = 0  # this game's reveals by the player themself (not by the turn timer)
     away_since: float | None = None  # in the lobby: joined, and no connection since then
     player: str | None = None  # the player's id, when they came with an identity
     rating: int | None = None  # their shown rating when they sat down

@@ -1,0 +1,241 @@
+"""The fair-play detector over simulated populations: who it flags, and how soon.
+
+    uv run python bench/fairplay.py [--humans 1000] [--scripts 200] [--noisy 200] [--seed 1]
+                                    [--json FILE]
+
+Every game is played by the reference engine and its round driver (``flyswat.sim``) at Play
+now's length (56 cards removed, R6), four seats, and written as a game record; the detector
+reads each player's hands out of the records (``flyswat.fairplay.from_record``), as the
+server does, and is asked after every game (``assess`` over the games so far).
+
+- **Humans**: the bots' reaction models (``flyswat.bots``) with their full spread: each
+  person's level drawn anywhere from ``easy`` to ``hard`` (every parameter in between), their
+  speed and tail varied ±10–25 % more; one game in ten is a **bad day** (slower by 120 ms, a
+  longer tail, three times the lapses, twice the misjudgements). Tables of four humans drawn at
+  random; each human plays 100 games.
+- **Scripts**: they read the table and slap the right fly at a fixed time, 130–250 ms, with a
+  Gaussian spread of 5–30 ms; never wrong, never away. Each plays 5 games against three
+  humans.
+- **Noisy scripts**: the same with ex-Gaussian noise added to look human (a spread of 40–90
+  ms, a tail of 60–160 ms, the whole from 250 to 450 ms before the tail) and a rare wrong fly
+  or missed round; each plays 20 games against three ``hard`` bots, and those whose share of
+  wins is above the hard bots' in the same games are the ones the target is about.
+
+Targets (issue 21): every script flagged within 5 games; noisy scripts that win more than
+``hard`` bots within 20; at most 0.1 % of humans flagged over 100 games. The ROC: the
+detector's threshold scaled by ``c`` (flagged when score ≥ c), each population's rate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import random
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from flyswat import bots, fairplay
+from flyswat.engine import Game
+from flyswat.record import to_record
+from flyswat.rules import Rules
+from flyswat.sim import driver
+
+RULES = Rules(seats=4, remove=56)
+LEVEL_FIELDS = [f.name for f in dataclasses.fields(bots.Level)]
+
+
+def between(a: bots.Level, b: bots.Level, t: float) -> dict[str, float]:
+    """Every parameter of a level a fraction ``t`` of the way from ``a`` to ``b``."""
+    return {f: getattr(a, f) + (getattr(b, f) - getattr(a, f)) * t for f in LEVEL_FIELDS}
+
+
+def level(**fields: float) -> bots.Level:
+    fields["floor_ms"] = int(fields["floor_ms"])
+    return bots.Level(**fields)  # type: ignore[arg-type]
+
+
+@dataclasses.dataclass
+class Person:
+    """A simulated human: their usual play and their bad day."""
+
+    good: bots.Level
+    bad: bots.Level
+
+    @classmethod
+    def draw(cls, rng: random.Random) -> Person:
+        p = between(bots.EASY, bots.HARD, rng.random())
+        p["mu_ms"] *= rng.uniform(0.9, 1.1)
+        p["tau_ms"] *= rng.uniform(0.8, 1.25)
+        p["sigma_ms"] *= rng.uniform(0.8, 1.25)
+        bad = dict(p, mu_ms=p["mu_ms"] + 120, tau_ms=p["tau_ms"] * 1.5,
+                   lapse=min(0.5, p["lapse"] * 3),
+                   misjudge=min(0.5, p["misjudge"] * 2))  # fmt: skip
+        return cls(level(**p), level(**bad))
+
+    def today(self, rng: random.Random) -> bots.Level:
+        return self.bad if rng.random() < 0.1 else self.good
+
+
+def script(rng: random.Random) -> bots.Level:
+    """A script: a fixed time 130–250 ms, a spread of 5–30 ms in all (a Gaussian and a 5 ms
+    exponential: the reaction model has one), never wrong."""
+    p = between(bots.EASY, bots.HARD, 1.0)
+    p.update(mu_ms=rng.uniform(130, 250), sigma_ms=rng.uniform(5, 29.5), tau_ms=5.0,
+             second_mu_ms=rng.uniform(40, 120), second_sigma_ms=5, second_tau_ms=5.0,
+             floor_ms=100, misjudge=0.0, lapse=0.0, second_hand=1.0, temperature=0.0,
+             min_gain=0.0)  # fmt: skip
+    return level(**p)
+
+
+def noisy(rng: random.Random) -> bots.Level:
+    """A script with ex-Gaussian noise added to look human, and rare mistakes."""
+    p = between(bots.EASY, bots.HARD, 1.0)
+    p.update(mu_ms=rng.uniform(250, 450), sigma_ms=rng.uniform(40, 90),
+             tau_ms=rng.uniform(60, 160), second_mu_ms=rng.uniform(100, 160),
+             second_sigma_ms=rng.uniform(20, 40), second_tau_ms=rng.uniform(30, 70),
+             floor_ms=150, misjudge=rng.uniform(0, 0.01), lapse=rng.uniform(0, 0.005),
+             second_hand=1.0)  # fmt: skip
+    return level(**p)
+
+
+SEATS = [{"name": f"P{i}", "kind": "human"} for i in range(4)]
+
+
+def play(levels: Sequence[bots.Level], seed: str) -> dict[str, Any]:
+    """One game between ``levels`` (seat order); its record."""
+    rngs = {k: random.Random(f"{seed}:{k}") for k in range(4)}
+    game = Game.new(RULES, seed, random.Random(seed).randrange(4))
+    at = dict(enumerate(levels))
+    while driver.advance(game) is not None:
+        driver.play_round(game, driver.bot_hands(game, at, rngs))
+    return to_record(game, SEATS, id=seed, started_at="2026-12-02T00:00:00Z")
+
+
+class Watched:
+    """One player's games so far and the highest score the detector gave them, per game."""
+
+    def __init__(self) -> None:
+        self.games: list[fairplay.GameHands] = []
+        self.scores: list[float] = []  # the score after each game
+        self.wins = 0.0
+        self.reason = ""
+
+    def add(self, record: dict[str, Any], seat: int) -> None:
+        self.games.append(fairplay.from_record(record, seat))
+        verdict = fairplay.assess(self.games)
+        self.scores.append(verdict.score)
+        if verdict.flagged and not self.reason:
+            self.reason = verdict.reason
+        places = record["result"]["places"]
+        if places[seat] == 1:
+            self.wins += 1 / places.count(1)
+
+    def peak(self, games: int) -> float:
+        return max(self.scores[:games], default=0.0)
+
+    def flagged_at(self, c: float = 1.0) -> int | None:
+        return next((i + 1 for i, s in enumerate(self.scores) if s >= c), None)
+
+
+def humans(n: int, games: int, rng: random.Random) -> list[Watched]:
+    people = [Person.draw(rng) for _ in range(n)]
+    watched = [Watched() for _ in people]
+    left = {i: games for i in range(n)}
+    k = 0
+    while len(left) >= 4:
+        seats = rng.sample(sorted(left), 4)
+        record = play([people[i].today(rng) for i in seats], f"h{k}")
+        k += 1
+        for seat, i in enumerate(seats):
+            watched[i].add(record, seat)
+            left[i] -= 1
+            if left[i] == 0:
+                del left[i]
+    return watched
+
+
+def against(make: Callable[[random.Random], bots.Level], n: int, games: int, rivals: str,
+            rng: random.Random) -> tuple[list[Watched], list[float]]:  # fmt: skip
+    """``n`` players made by ``make``, each ``games`` games at seat k (rotated) against
+    humans (``rivals`` "humans") or three hard bots; their records, and the hard bots' wins
+    per seat in the same games."""
+    watched, hard_wins = [], []
+    for j in range(n):
+        me, w, hard = make(rng), Watched(), 0.0
+        for g in range(games):
+            seat = g % 4
+            others = ([Person.draw(rng).today(rng) for _ in range(3)] if rivals == "humans"
+                      else [bots.HARD] * 3)  # fmt: skip
+            levels = [*others[:seat], me, *others[seat:]]
+            record = play(levels, f"{rivals}{j}-{g}")
+            w.add(record, seat)
+            places = record["result"]["places"]
+            hard += sum(1 / places.count(1) for s in range(4) if s != seat and places[s] == 1) / 3
+        watched.append(w)
+        hard_wins.append(hard)
+    return watched, hard_wins
+
+
+def rate(xs: Sequence[Watched], games: int, c: float) -> float:
+    return sum(1 for w in xs if w.peak(games) >= c) / max(1, len(xs))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--humans", type=int, default=1000)
+    ap.add_argument("--scripts", type=int, default=200)
+    ap.add_argument("--noisy", type=int, default=200)
+    ap.add_argument("--games", type=int, default=100, help="games per human")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--json", type=Path, default=None)
+    args = ap.parse_args()
+    rng = random.Random(args.seed)
+    t0 = time.perf_counter()
+    scripts, _ = against(script, args.scripts, 5, "humans", rng)
+    loud, hard_wins = against(noisy, args.noisy, 20, "hard", rng)
+    beat = [w for w, h in zip(loud, hard_wins, strict=True) if w.wins > h]
+    people = humans(args.humans, args.games, rng)
+    elapsed = time.perf_counter() - t0
+    print(f"{len(people)} humans x {args.games} games, {len(scripts)} scripts x 5, "
+          f"{len(loud)} noisy scripts x 20 ({len(beat)} win more than hard): "
+          f"{elapsed:.0f} s")  # fmt: skip
+    when = [w.flagged_at() for w in scripts]
+    print(f"scripts flagged within 5 games: {sum(1 for x in when if x)}/{len(scripts)}; "
+          f"by game: {[sum(1 for x in when if x == g) for g in range(1, 6)]}")  # fmt: skip
+    when = [w.flagged_at() for w in beat]
+    print(f"noisy scripts that beat hard, flagged within 20: {sum(1 for x in when if x)}/"
+          f"{len(beat)}; all noisy: "
+          f"{sum(1 for w in loud if w.flagged_at())}/{len(loud)}")  # fmt: skip
+    flagged = [w for w in people if w.flagged_at()]
+    print(f"humans flagged within {args.games} games: {len(flagged)}/{len(people)} "
+          f"({100 * len(flagged) / max(1, len(people)):.2f} %)")  # fmt: skip
+    for w in flagged[:5]:
+        print(f"  at game {w.flagged_at()}: {w.reason}")
+    for w, h in zip(loud, hard_wins, strict=True):
+        if w.wins > h and not w.flagged_at():
+            times = sorted(x.ms for g in w.games for x in g.hands if x.first)
+            print(f"  noisy not flagged: peak {w.peak(20):.2f}, median first hand "
+                  f"{times[len(times) // 2]:.0f} ms, wins {w.wins:.1f} of 20 (a hard bot's "
+                  f"{h:.1f})")  # fmt: skip
+    roc = []
+    print(
+        "ROC (flagged when score >= c): c, humans over 100 games, scripts within 5, "
+        "noisy that beat hard within 20"
+    )
+    for c in (0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0):
+        row = {"c": c, "humans": rate(people, args.games, c), "scripts": rate(scripts, 5, c),
+               "noisy": rate(beat, 20, c)}  # fmt: skip
+        roc.append(row)
+        print(f"  {c:4.2f}  {100 * row['humans']:6.2f} %  {100 * row['scripts']:6.1f} %  "
+              f"{100 * row['noisy']:6.1f} %")  # fmt: skip
+    if args.json:
+        args.json.write_text(json.dumps({"args": vars(args) | {"json": str(args.json)},
+                                         "roc": roc, "seconds": elapsed}, indent=1))  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,191 @@
+"""Fair play over many games: does a player's slapping look like a person's?
+
+Per slap, a script that reads the table and slaps the right fly at 160 ms is a fast person;
+over a few games it is not. People's reaction times spread and have a long right tail (the
+ex-Gaussian, :mod:`flyswat.bots`), they misjudge the allowed colour, they look away. This
+module is pure: it reads a player's hands out of game records (:func:`from_record`) and
+weighs them (:func:`assess`), giving a score and a reason a person can read. It decides
+nothing: a flagged player is put under review (not rated meanwhile, shown to nobody as a
+cheater) and listed for an operator (:mod:`flyswat.server.fairplay_store`).
+
+The evidence, over the player's **first hands** (the first hand of each round they slapped
+in; a second hand's time depends on the first):
+
+- ``steady``: the spread of their times (interquartile range / 1.349, a standard deviation
+  that a few stray slow hands do not inflate) is below what people show, with the
+  uncertainty of a small sample taken off first (:data:`SPREAD_FLOOR_MS`);
+- ``fast``: even the upper confidence bound of their median time is faster than people choose
+  a fly and point at it (:data:`SPEED_FLOOR_MS`);
+- ``tailless``: their times have no right tail (sample skewness below :data:`SKEW_FLOOR`
+  less its uncertainty; an ex-Gaussian's is 1 to 2), over many hands;
+- ``flawless``: fast *and* never wrong nor absent over many rounds (:data:`FLAWLESS_ROUNDS`);
+- ``too_fast``: claims refused as faster than humanly possible, in several games.
+
+Each item's strength is 1 at its threshold and grows with the evidence; the score is the
+largest, and a score of 1 or more flags the player. The thresholds are set by measurement
+(``bench/fairplay.py``, ``docs/BENCHMARKS.md``), not guessed.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+#: People's first hands spread at least this much (ms, robust sd); the bots' models of
+#: people spread 130–240 ms, the tightest person modelled about 90 ms.
+SPREAD_FLOOR_MS = 60.0
+#: People's median first hand is slower than this (ms): choosing which fly and pointing at it.
+SPEED_FLOOR_MS = 505.0
+#: The least skewed people's times are (an ex-Gaussian's skewness is 1 to 2); a sample's
+#: may fall below it by its uncertainty.
+SKEW_FLOOR = 1.0
+#: How many standard errors the evidence must clear (the sample's own uncertainty).
+Z = 4.0
+#: Fewest first hands before the spread is weighed; before speed; before the tail.
+MIN_STEADY, MIN_FAST, MIN_TAIL = 12, 30, 120
+#: Rounds with something to slap, all slapped, none wrong, before ``flawless`` is weighed,
+#: and the median that counts as fast for it (ms).
+FLAWLESS_ROUNDS, FLAWLESS_MS = 120, 560.0
+#: Too-fast claims, in at least this many games, that flag by themselves.
+TOO_FAST_CLAIMS, TOO_FAST_GAMES = 3, 2
+#: Games weighed: the player's latest.
+WINDOW = 100
+
+
+@dataclass(frozen=True, slots=True)
+class Hand:
+    """One accepted hand: its effective time ``ms``; ``first``: the player's first hand of
+    the round; ``right``: on an allowed colour (R14); ``won``: the fly was won by it (R18)."""
+
+    ms: float
+    first: bool
+    right: bool
+    won: bool
+
+
+@dataclass(frozen=True, slots=True)
+class GameHands:
+    """A player's hands in one game: ``rounds`` with an allowed colour to slap, ``missed``
+    of them with no hand of theirs, and their claims refused ``too_fast``."""
+
+    hands: tuple[Hand, ...]
+    rounds: int
+    missed: int
+    too_fast: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        """The compact form the store keeps: ``h`` ``[ms, flags]`` (1 first, 2 right, 4 won)."""
+        flags = [int(h.first) | 2 * int(h.right) | 4 * int(h.won) for h in self.hands]
+        return {"h": [[round(h.ms), f] for h, f in zip(self.hands, flags, strict=True)],
+                "r": self.rounds, "m": self.missed, "f": self.too_fast}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> GameHands:
+        """What :meth:`to_json` wrote."""
+        hands = tuple(Hand(float(ms), bool(f & 1), bool(f & 2), bool(f & 4)) for ms, f in data["h"])
+        return cls(hands, int(data["r"]), int(data["m"]), int(data.get("f", 0)))
+
+
+def from_record(record: Mapping[str, Any], seat: int, too_fast: int = 0) -> GameHands:
+    """The hands of ``seat`` in a game record (``shared/RECORD.md``): every accepted slap
+    with its ``ms``, in arrival order; rounds whose allowed colours were not empty (R15)."""
+    hands: list[Hand] = []
+    rounds = missed = 0
+    for turn in record.get("turns", []):
+        r = turn.get("round")
+        if not r or not r.get("allowed"):
+            continue
+        rounds += 1
+        allowed = set(r["allowed"])
+        won = {w["card"] for w in r.get("won", []) if int(w["seat"]) == seat}
+        mine = [s for s in r.get("slaps", []) if int(s["seat"]) == seat and "ms" in s]
+        if not mine:
+            missed += 1
+        for k, s in enumerate(sorted(mine, key=lambda s: float(s["ms"]))):
+            card = str(s["card"])
+            hands.append(Hand(float(s["ms"]), k == 0, card[0] in allowed, card in won))
+    return GameHands(tuple(hands), rounds, missed, too_fast)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What :func:`assess` makes of a player's games: ``score`` (1 or more: flagged),
+    ``reason`` (the strongest evidence in words, or why there is none), and the figures."""
+
+    score: float
+    reason: str
+    games: int
+    first_hands: int
+    evidence: dict[str, float]
+
+    @property
+    def flagged(self) -> bool:
+        """Is the evidence strong enough for an operator to look?"""
+        return self.score >= 1.0
+
+
+def _quantile(xs: Sequence[float], q: float) -> float:
+    at = (len(xs) - 1) * q
+    lo = math.floor(at)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (at - lo)
+
+
+def _skewness(xs: Sequence[float], mean: float, sd: float) -> float:
+    if sd <= 0:
+        return 0.0
+    return sum(((x - mean) / sd) ** 3 for x in xs) / len(xs)
+
+
+def assess(games: Sequence[GameHands]) -> Verdict:
+    """Weigh a player's latest :data:`WINDOW` games (oldest first) for play that is not a
+    person's; see the module's docstring for the evidence."""
+    games = list(games)[-WINDOW:]
+    times = sorted(h.ms for g in games for h in g.hands if h.first)
+    n = len(times)
+    evidence: dict[str, float] = {}
+    words: dict[str, str] = {}
+    if n >= MIN_STEADY:
+        spread = (_quantile(times, 0.75) - _quantile(times, 0.25)) / 1.349
+        # The spread's upper bound: a sample IQR's relative standard error is about 1.1/√n.
+        bound = spread * (1 + Z * 1.1 / math.sqrt(n))
+        evidence["steady"] = SPREAD_FLOOR_MS / max(bound, 1.0)
+        words["steady"] = (f"first hands spread only {spread:.0f} ms over {n} rounds "
+                           f"(people: {SPREAD_FLOOR_MS:.0f} ms or more)")  # fmt: skip
+    median = _quantile(times, 0.5) if n else math.inf
+    sd = statistics.pstdev(times) if n > 1 else 0.0
+    if n >= MIN_FAST:
+        # The median's standard error is about 1.25 sd / √n.
+        upper = median + Z * 1.25 * sd / math.sqrt(n)
+        evidence["fast"] = SPEED_FLOOR_MS / max(upper, 1.0)
+        words["fast"] = (f"median first hand {median:.0f} ms over {n} rounds (people: slower "
+                         f"than {SPEED_FLOOR_MS:.0f} ms to choose a fly and point)")  # fmt: skip
+    if n >= MIN_TAIL:
+        skew = _skewness(times, statistics.fmean(times), sd)
+        # The sample skewness's standard error is about √(6/n) (more with a real tail).
+        floor = SKEW_FLOOR - Z * math.sqrt(6 / n)
+        evidence["tailless"] = (1 + floor) / max(1 + skew, 1e-3)
+        words["tailless"] = (f"reaction times with no slow tail (skewness {skew:.2f} over {n} "
+                             "rounds; people's are skewed, 1 to 2)")  # fmt: skip
+    rounds = sum(g.rounds for g in games)
+    lapses = sum(g.missed for g in games) + sum(not h.right for g in games for h in g.hands)
+    if rounds >= FLAWLESS_ROUNDS and lapses == 0 and n >= MIN_FAST:
+        evidence["flawless"] = (FLAWLESS_MS / max(median, 1.0)) * min(1.0, rounds / FLAWLESS_ROUNDS)
+        words["flawless"] = (f"no wrong fly and no round missed in {rounds} rounds, at a median "
+                             f"of {median:.0f} ms")  # fmt: skip
+    claims = sum(g.too_fast for g in games)
+    claimed_in = sum(1 for g in games if g.too_fast)
+    if claims >= TOO_FAST_CLAIMS and claimed_in >= TOO_FAST_GAMES:
+        evidence["too_fast"] = claims / TOO_FAST_CLAIMS
+        words["too_fast"] = (f"{claims} slaps claimed faster than humanly possible in "
+                             f"{claimed_in} games")  # fmt: skip
+    if not evidence:
+        return Verdict(0.0, f"too few hands to weigh ({n} first hands)", len(games), n, {})
+    strongest = max(evidence, key=lambda k: evidence[k])
+    score = evidence[strongest]
+    reason = words[strongest] if score >= 1.0 else "nothing unlike a person's play"
+    return Verdict(round(score, 3), reason, len(games), n,
+                   {k: round(v, 3) for k, v in evidence.items()})  # fmt: skip
