@@ -6,8 +6,9 @@
 //   /?practice[=N]    the practice game against a slow bot (from lesson N)
 //   /?player=ID       a player's profile: rating, games, replays, records
 //   /?leaderboard     the rated players, best first
+//   /?ratings         how ratings work
 
-import { apply, language, onLanguage, preferredLanguage, setLanguage } from "./i18n.js";
+import { apply, language, onLanguage, preferredLanguage, setLanguage, t } from "./i18n.js";
 import { navigate } from "./ui.js";
 import { homePage } from "./home.js";
 import { tablePage } from "./game.js";
@@ -17,6 +18,7 @@ import { practicePage, rulesPage } from "./learn.js";
 import { tableCode } from "./tables.js";
 import { profilePage } from "./profile.js";
 import { leaderboardPage } from "./leaderboard.js";
+import { ratingsPage } from "./ratings.js";
 import { me } from "./identity.js";
 
 const SPEAKER = {
@@ -56,6 +58,7 @@ function route() {
   else if (params.has("practice")) current = practicePage(app, Number(params.get("practice")) || 1);
   else if (params.has("player")) current = profilePage(app, params.get("player") || me()?.player || "");
   else if (params.has("leaderboard")) current = leaderboardPage(app);
+  else if (params.has("ratings")) current = ratingsPage(app);
   else current = homePage(app);
   apply(app);
 }
@@ -75,7 +78,9 @@ async function main() {
     const a = ev.target.closest("a[data-nav]");
     if (!a || ev.ctrlKey || ev.metaKey || ev.shiftKey) return;
     ev.preventDefault();
-    const profile = me() ? `?player=${encodeURIComponent(me().player)}` : "";
+    // A live game goes on without you (your turns played for you): ask before leaving it.
+    if (current?.live?.() && !window.confirm(t("table.leaveConfirm"))) return;
+    const profile = me() ? `?player=${encodeURIComponent(me().player)}` : "?player"; // none yet: says so
     navigate({ replay: "?replay", learn: "?learn", leaderboard: "?leaderboard", profile }[a.dataset.nav] || "");
   });
   window.addEventListener("popstate", route);

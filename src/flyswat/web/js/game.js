@@ -155,7 +155,7 @@ export class GameManager {
     if (a.type === "join") return this.join(a.name);
     if (a.type === "copy") return this.copyLink();
     if (a.type === "replay") return navigate(`?replay=${encodeURIComponent(s.recordUrl)}`);
-    if (a.type === "home") return navigate("");
+    if (a.type === "home") return this.newGame();
     if (a.type === "close-end" || a.type === "show-end") return this.dispatch({ type: "endShown", shown: a.type === "show-end" });
     if (a.type === "take-back") return this.dispatch({ type: "takeBack" });
     if (a.type === "profile") return navigate(a.href);
@@ -180,6 +180,14 @@ export class GameManager {
     }
     if (out.send.type === "slap" || out.send.type === "done") this.renderer.patch(this.state);
     else if (out.send.type === "reveal") this.renderer.render(this.state, false);
+  }
+
+  /** New game, from the end: the seat is given up (the others' rematch need not wait), then home. */
+  newGame() {
+    const s = this.state;
+    if (s.table?.state === "over" && s.seat !== null && !s.table.practice && this.conn.send({ type: "leave" }))
+      this.storage.saveSeat(s.code, null);
+    navigate("");
   }
 
   async join(name) {
@@ -224,5 +232,6 @@ export function tablePage(app, code) {
     connect: (handlers, token) => new Connection(code, token, handlers),
     lookup: (c) => api.table(c),
   });
-  return { relabel: () => game.renderer.render(game.state, false), leave: () => game.leave(), game };
+  const live = () => game.state.table?.state === "playing" && game.state.seat !== null;
+  return { relabel: () => game.renderer.render(game.state, false), leave: () => game.leave(), live, game };
 }

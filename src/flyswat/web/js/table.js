@@ -44,7 +44,7 @@ function laidHtml(scene, i) {
 function seatPanel(scene, i) {
   const s = scene.seats[i];
   const classes = ["seat"];
-  if (i === scene.toMove && !scene.over && !scene.roundOpen) classes.push("to-move");
+  if (i === scene.toMove && !scene.over && !scene.roundOpen && !scene.paused) classes.push("to-move");
   if (i === scene.me) classes.push("me");
   if (s.online === false) classes.push("offline");
   const kind =
@@ -66,7 +66,7 @@ function seatPanel(scene, i) {
     <div class="seat-head">
       <span class="seat-no">${i + 1}</span>
       <span class="seat-name">${esc(seatLabel(scene, i))}${i === scene.me && seatLabel(scene, i).toLowerCase() !== t("seat.you").toLowerCase() ? ` <em>(${esc(t("seat.you"))})</em>` : ""}</span>
-      ${kind}${fast}
+      ${s.rating != null ? `<span class="seat-rating" title="${esc(t("seat.rating", { rating: s.rating }))}">${esc(s.rating)}</span>` : ""}${kind}${fast}
     </div>
     <div class="piles">
       <span class="pile draw" title="${esc(t("seat.drawTitle"))}">
@@ -79,7 +79,7 @@ function seatPanel(scene, i) {
       </span>
       ${points}
     </div>
-    ${i === scene.toMove && !scene.over && !scene.roundOpen ? `<div class="turn-flag">${esc(t(scene.turnLabel || (i === scene.me ? "table.yourTurn" : "seat.toMove")))}</div>` : ""}
+    ${i === scene.toMove && !scene.over && !scene.roundOpen && !scene.paused ? `<div class="turn-flag">${esc(t(scene.turnLabel || (i === scene.me ? "table.yourTurn" : "seat.toMove")))}</div>` : ""}
     ${handsRow}
   </div>`;
 }
