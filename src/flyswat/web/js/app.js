@@ -20,6 +20,7 @@ import { profilePage } from "./profile.js";
 import { leaderboardPage } from "./leaderboard.js";
 import { ratingsPage } from "./ratings.js";
 import { me } from "./identity.js";
+import { keysOverlay } from "./keys.js";
 
 const SPEAKER = {
   on: "M4 9v6h4l5 4V5L8 9zm12.5 3a4.5 4.5 0 0 0-2.5-4v8a4.5 4.5 0 0 0 2.5-4zM14 3.2v2.1a7 7 0 0 1 0 13.4v2.1a9 9 0 0 0 0-17.6z",
@@ -69,6 +70,7 @@ async function main() {
   select.value = language();
   select.addEventListener("change", () => setLanguage(select.value));
   soundSwitch();
+  keysOverlay();
   onLanguage(() => {
     select.value = language();
     apply(document);

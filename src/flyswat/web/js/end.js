@@ -28,7 +28,7 @@ export function endHtml(s, sc) {
   // Not modal: the header (pages, language, sound) stays in reach above it.
   return `<div class="end" role="dialog" aria-labelledby="end-title">
     <div class="card-box">
-      <h1 id="end-title">${esc(t("end.title"))}</h1>
+      <h1 id="end-title" tabindex="-1">${esc(t("end.title"))}</h1>
       <p class="headline">${esc(headline)}</p>
       <table class="scores">
         <thead><tr><th>${esc(t("end.placeHead"))}</th><th>${esc(t("end.player"))}</th>

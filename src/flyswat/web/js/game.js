@@ -5,7 +5,7 @@
 // to its GameManager. Every server message goes through reduce(); the effects it lists are
 // done here.
 
-import { cardName, playerName, t } from "./i18n.js";
+import { cardName, playerName, seconds, t } from "./i18n.js";
 import { initialState, intent, reduce, unsent } from "./model.js";
 import { InputManager } from "./input.js";
 import { HTMLRenderer } from "./renderer.js";
@@ -118,8 +118,11 @@ export class GameManager {
         return e.error ? toast(errorText(e.error), "error") : toast(t(e.key));
       case "sound":
         return this.sound.play(e.name);
-      case "announceReveal":
-        return announce(t("table.announceReveal", { name: name(e.seat), card: cardName(e.card) }));
+      case "announceReveal": {
+        const said = t("table.announceReveal", { name: name(e.seat), card: cardName(e.card) });
+        const open = e.windowMs ? t("table.announceOpen", { what: "", s: seconds(e.windowMs) }).trim() : "";
+        return announce(open ? `${said} ${open}` : said);
+      }
       case "announceRound": {
         const lr = e.round;
         return announce(
