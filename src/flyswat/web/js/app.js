@@ -91,3 +91,8 @@ async function main() {
 }
 
 main();
+
+// Installable, and the practice game and the rules offline: the service worker keeps the
+// client's files (sw.js). Not where there is none (plain http on another host than this one).
+if ("serviceWorker" in navigator && window.isSecureContext)
+  navigator.serviceWorker.register("sw.js").catch(() => {}); // without it, online only
