@@ -31,6 +31,9 @@ from starlette.types import Receive, Scope, Send
 TEXT = {".html", ".js", ".css", ".json", ".svg", ".webmanifest", ".txt", ".map"}
 #: What a URL that names the file's hash may be cached for.
 IMMUTABLE = "public, max-age=31536000, immutable"
+#: Brotli's effort: 5 is some 25 times quicker than 11 at start, for 9 % more bytes (measured on
+#: the client's files: 107 KB against 98 KB); gzip at 9 is quick anyway.
+BROTLI_QUALITY = 5
 #: The files ``index.html`` names with their hash.
 HASHED_IN_INDEX = ("css/style.css", "js/app.js")
 
@@ -58,7 +61,7 @@ class Asset:
         gz = br = b""
         if kind in TEXT and len(body) > 256:
             gz = gzip.compress(body, 9, mtime=0)
-            br = brotli.compress(body, quality=11)
+            br = brotli.compress(body, quality=BROTLI_QUALITY)
         return cls(body, gz, br, hashlib.sha256(body).hexdigest()[:16], media)
 
 
