@@ -68,7 +68,7 @@ def serve(folder: Path, *extra: str) -> Iterator[str]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60  # a loaded machine starts it slowly
         while True:
             try:
                 with urllib.request.urlopen(f"{url}/health", timeout=1) as r:

@@ -18,6 +18,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from .conftest import serve
 from .test_newcomer import PHONE, strings
+from .test_newcomer_table import _create
 
 AXE = Path(__file__).resolve().parent / "vendor" / "node_modules" / "axe-core" / "axe.min.js"
 DESK = {"viewport": {"width": 1366, "height": 768}}
@@ -107,14 +108,7 @@ def test_axe_finds_nothing_serious_on_home_lobby_table_end_profile_and_leaderboa
         page.goto(own + "/")
         expect(page.locator("#play-now")).to_be_visible()
         _axe(page, "home")
-        page.fill("form#create input[name=name]", "Axe Ada")
-        page.select_option("select[name=seats]", "2")
-        page.fill("input[name=window]", "0.5")
-        page.fill("input[name=turn]", "0.2")
-        page.click("details summary")
-        page.fill("input[name=remove]", "106")
-        page.click("form#create button[type=submit]")
-        expect(page.locator(".lobby")).to_be_visible()
+        _create(page, own, "Axe Ada", 2)
         _axe(page, "lobby")
         page.click("[data-action=start]")
         expect(page.locator(".table")).to_be_visible()

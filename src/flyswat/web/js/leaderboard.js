@@ -2,7 +2,7 @@
 // (GET /api/leaderboard), one's own row marked, and the bots' fixed ratings for scale.
 
 import { t } from "./i18n.js";
-import { esc, errorText, navigate } from "./ui.js";
+import { esc, errorText, followPageLinks } from "./ui.js";
 import { me, players } from "./identity.js";
 import { provisionalMark } from "./rematch.js";
 
@@ -31,13 +31,7 @@ export function leaderboardPage(app) {
       <p><a href="?ratings" data-page="?ratings">${esc(t("ratings.link"))}</a></p></section></div>`;
   }
 
-  const onClick = (ev) => {
-    const a = ev.target.closest("a[data-page]");
-    if (!a) return;
-    ev.preventDefault();
-    navigate(a.dataset.page);
-  };
-  app.addEventListener("click", onClick);
+  const stop = followPageLinks(app);
   players
     .leaderboard()
     .then((b) => {
@@ -47,5 +41,5 @@ export function leaderboardPage(app) {
     .catch((err) => {
       app.innerHTML = `<div class="page"><p class="error-text">${esc(errorText(err.code))}</p></div>`;
     });
-  return { relabel: draw, leave: () => app.removeEventListener("click", onClick) };
+  return { relabel: draw, leave: stop };
 }

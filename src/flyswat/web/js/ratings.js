@@ -3,7 +3,7 @@
 // The bots' figures come from the server (GET /api/leaderboard), as the leaderboard shows them.
 
 import { t } from "./i18n.js";
-import { esc, navigate } from "./ui.js";
+import { esc, followPageLinks } from "./ui.js";
 import { players } from "./identity.js";
 
 const PARTS = ["start", "moves", "provisional", "board", "unrated"];
@@ -20,13 +20,7 @@ export function ratingsPage(app) {
       <p><a href="?leaderboard" data-page="?leaderboard">${esc(t("players.leaderboard"))}</a></p>
     </section></div>`;
   };
-  const onClick = (ev) => {
-    const a = ev.target.closest("a[data-page]");
-    if (!a) return;
-    ev.preventDefault();
-    navigate(a.dataset.page);
-  };
-  app.addEventListener("click", onClick);
+  const stop = followPageLinks(app);
   draw();
   players
     .leaderboard()
@@ -35,5 +29,5 @@ export function ratingsPage(app) {
       if (app.querySelector(".ratings-page")) draw();
     })
     .catch(() => {}); // offline: the words are enough
-  return { relabel: draw, leave: () => app.removeEventListener("click", onClick) };
+  return { relabel: draw, leave: stop };
 }
