@@ -79,6 +79,7 @@ CODES: dict[str, ErrorCode] = _codes(
     ("not_host", _I, 403, True, "only the host may do that"),
     ("not_full", _I, 409, True, "every seat must be taken first"),
     ("not_ready", _I, 409, True, "not every player is ready"),
+    ("not_alone", _I, 409, True, "another player is at this Play now table: it starts when full"),
     ("expired", _I, 410, True, "the lobby was left unused and has closed"),
     ("kicked", _I, 409, True, "the host removed you from the lobby"),
     (

@@ -309,6 +309,10 @@ class Claim(_Model):
     code: str = Field(max_length=32)
 
 
+#: What ``provisional`` says wherever a rating is shown.
+_PROVISIONAL = "sigma still above 6 (about the first six games): the rating is still unsure"
+
+
 class Profile(_Model):
     """``GET /api/players/{id}``: public facts about a player."""
 
@@ -318,6 +322,7 @@ class Profile(_Model):
     rating: int = Field(description="shown rating: round(40 mu), 1000 for a new player")
     mu: float
     sigma: float
+    provisional: bool = Field(False, description=_PROVISIONAL)
     rank: int | None = Field(description="place on the leaderboard; null before a rated game")
     games: int
     rated_games: int
@@ -346,6 +351,7 @@ class PlayedGame(_Model):
     rating_before: int
     rating_after: int
     delta: int
+    provisional: bool = Field(False, description=_PROVISIONAL)
     record_url: str
 
 
@@ -367,6 +373,7 @@ class Leader(_Model):
     conservative: int = Field(description="round(40 (mu - 3 sigma)): what the order is by")
     games: int
     rated_games: int
+    provisional: bool = Field(False, description=_PROVISIONAL)
 
 
 class Leaderboard(_Model):
@@ -390,6 +397,7 @@ class GameSeat(_Model):
     rating_before: int | None = None
     rating_after: int | None = None
     delta: int | None = None
+    provisional: bool | None = Field(None, description=_PROVISIONAL)
 
 
 class GameSummary(_Model):

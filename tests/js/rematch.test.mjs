@@ -3,7 +3,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { deltaHtml, hostButtons, lifecycleMessage, rematchHtml } from "../../src/flyswat/web/js/rematch.js";
+import { deltaHtml, endLinks, hostButtons, lifecycleMessage, rematchHtml } from "../../src/flyswat/web/js/rematch.js";
 
 globalThis.localStorage = { getItem: () => null, setItem() {}, removeItem() {} };
 
@@ -21,6 +21,10 @@ test("a rating change reads +N or −N, and a seat not rated a dash", () => {
     { seat: 1, rated: true, delta: -3, rating_after: 997 }, { seat: 2, rated: false }, { seat: 3 }] } };
   assert.match(deltaHtml(s, 0), />\+14</);
   assert.match(deltaHtml(s, 1), />−3</);
+  assert.match(deltaHtml(s, 0), /class="rating-after">1014</); // the new rating, no hover needed
+  assert.doesNotMatch(deltaHtml(s, 0), /provisional/);
+  const first = { ratings: { seats: [{ seat: 0, rated: true, delta: 52, rating_after: 1052, provisional: true }] } };
+  assert.match(deltaHtml(first, 0), /class="provisional"/);
   assert.match(deltaHtml(s, 2), /delta none/);
   assert.equal(deltaHtml(s, 3), ""); // a bot
 });
@@ -42,6 +46,9 @@ test("the end screen offers a rematch until you accept, then the way back", () =
   assert.match(rematchHtml({ table: tb, seat: 0 }), /data-action="rematch">/);
   const accepted = { ...tb, players: [seat(0, { host: true, rematch: true }), seat(1, { rematch: true })] };
   assert.match(rematchHtml({ table: accepted, seat: 0 }), /data-accept="false"/);
-  assert.match(rematchHtml({ table: tb, seat: 0 }), /\/api\/games\/g1\/record/);
+  assert.match(endLinks({ table: tb, seat: 0 }), /\/api\/games\/g1\/record/);
+  assert.match(endLinks({ table: tb, seat: 0 }), /\?ratings/);
   assert.equal(rematchHtml({ table: tb, seat: null }), ""); // a spectator
+  assert.equal(rematchHtml({ table: { ...tb, practice: true }, seat: 0 }), ""); // after practice
+  assert.doesNotMatch(endLinks({ table: { ...tb, practice: true }, seat: 0 }), /ratings/);
 });

@@ -38,6 +38,20 @@ def test_bots_are_fixed_and_count_flagged_players_and_strangers_do_not() -> None
     )
 
 
+def test_a_rating_is_provisional_for_the_first_games_at_a_table_of_four_then_settles() -> None:
+    assert Rating().provisional and not BOT_RATINGS["normal"].provisional
+    ratings: dict[str, Rating] = {}
+    marks = []
+    for g in range(12):
+        first, second = (1, 2) if g % 2 else (2, 1)
+        table = [Entry(0, first, "a"), Entry(1, second, level="normal"),
+                 Entry(2, 3, level="normal"), Entry(3, 4, level="easy")]  # fmt: skip
+        ratings.update(rate_game(ratings, table))
+        marks.append(ratings["a"].provisional)
+    settled = marks.index(False)
+    assert 3 <= settled <= 8 and not any(marks[settled:]), marks  # it stays settled
+
+
 def test_a_game_with_nobody_to_rate_changes_nothing() -> None:
     assert rate_game({}, [Entry(0, 1, "a", flagged=True), Entry(1, 2, level="normal")]) == {}
     assert rate_game({}, [Entry(0, 1, "a")]) == {}  # alone: nobody to be measured against

@@ -197,6 +197,7 @@ async def test_play_now_rematch_and_both_games_on_the_profile(live: Live) -> Non
     assert games["games"][0]["rating_before"] == games["games"][1]["rating_after"]
     profile = (await asyncio.to_thread(live.get, f"/api/players/{ana['player']}")).json()
     assert profile["games"] == 2 and profile["rating"] == games["games"][0]["rating_after"]
+    assert profile["provisional"] and all(g["provisional"] for g in games["games"])  # 2 games
     page = (await asyncio.to_thread(live.get, f"/api/players/{ana['player']}/games?limit=1")).json()
     assert len(page["games"]) == 1 and page["next"] is not None
     rest = await asyncio.to_thread(
@@ -208,10 +209,12 @@ async def test_play_now_rematch_and_both_games_on_the_profile(live: Live) -> Non
         assert record["id"] == gid and verify_record(record) == []
         summary = (await asyncio.to_thread(live.get, f"/api/games/{gid}")).json()
         assert {s["player"] for s in summary["seats"]} >= {ana["player"], bruno["player"]}
+        assert all(s["provisional"] for s in summary["seats"] if s["player"])
     latest = (await asyncio.to_thread(live.get, f"/api/tables/{code}/record")).json()
     assert latest["id"] == game2
     board = (await asyncio.to_thread(live.get, "/api/leaderboard")).json()
     assert {p["name"] for p in board["players"]} == {"Ana", "Bruno"} and board["total"] == 2
+    assert all(p["provisional"] for p in board["players"])
     assert board["bots"]["hard"] > board["bots"]["normal"] > board["bots"]["easy"]
 
 

@@ -118,3 +118,19 @@ def test_a_play_now_table_full_of_players_starts_at_once() -> None:
     h = Harness(2, autofill_ms=5000)
     h.do(Join("Bruno"))
     assert h.table.state == "playing" and h.table.fill_due is None
+
+
+def test_a_play_now_player_alone_starts_at_once_with_bots_and_not_beside_another_player() -> None:
+    h = Harness(4, autofill_ms=60_000)
+    h.say(1, type="hello", token=h.tokens[0])
+    h.say(1, type="start")
+    assert h.table.state == "playing" and h.table.fill_due is None
+    assert [s.kind for s in h.table.seats] == ["human", "bot", "bot", "bot"]
+    assert _public(_rebuilt(h)) == _public(h.table)  # the bots' seats are stored
+    two = Harness(4, autofill_ms=60_000)
+    bruno = two.do(Join("Bruno")).reply[1]
+    two.say(1, type="hello", token=two.tokens[0])
+    two.say(2, type="hello", token=bruno)
+    two.say(2, type="start")
+    assert two.last(2, "error")["code"] == "not_alone"
+    assert two.table.state == "lobby" and not any(s.is_bot for s in two.table.seats)

@@ -50,16 +50,17 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="session")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The base URL of a fresh ``flyswat serve`` with quick bots."""
+@contextlib.contextmanager
+def serve(folder: Path, *extra: str) -> Iterator[str]:
+    """A fresh ``flyswat serve`` with quick bots, its store and log in ``folder``, and
+    ``extra`` arguments (a later one wins); yields its base URL, stops it after."""
     port = _free_port()
-    db = tmp_path_factory.mktemp("server") / "flyswat.db"
-    log = (tmp_path_factory.getbasetemp() / "serve.log").open("w")
+    db = folder / "flyswat.db"
+    log = (folder / "serve.log").open("w")
     proc = subprocess.Popen(
         [
             *(sys.executable, "-m", "flyswat.cli", "serve", "--port", str(port), "--workers", "1"),
-            *("--db", f"sqlite:///{db}", "--bot-pace", "0.3", "--play-now-wait", "4"),
+            *("--db", f"sqlite:///{db}", "--bot-pace", "0.3", "--play-now-wait", "4", *extra),
         ],
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -67,7 +68,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60  # a loaded machine starts it slowly
         while True:
             try:
                 with urllib.request.urlopen(f"{url}/health", timeout=1) as r:
@@ -86,6 +87,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             proc.kill()
             proc.wait()
         log.close()
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The base URL of a fresh ``flyswat serve`` with quick bots."""
+    with serve(tmp_path_factory.mktemp("server")) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,8 @@ A game with no one to rate, or fewer than two taking part, changes nothing.
 
 Ratings are shown as ``round(40 * mu)`` (:func:`shown`): 1000 for a new player, whose ``mu``
 is openskill's default 25; the leaderboard orders players by the conservative
-``mu - 3 sigma`` (:func:`ordinal`), so a few lucky games do not top it.
+``mu - 3 sigma`` (:func:`ordinal`), so a few lucky games do not top it. A rating whose
+``sigma`` is still above :data:`PROVISIONAL_SIGMA` is shown as provisional (:func:`provisional`).
 
 :func:`rate_game` is a pure function of the ratings before and the game; folding it over
 games in the order they ended (:func:`replay`) gives the ratings the store keeps, game by
@@ -28,6 +29,9 @@ from typing import Any
 MU, SIGMA = 25.0, 25.0 / 3
 #: Shown rating points per unit of mu.
 SCALE = 40
+#: A rating is provisional while its sigma is above this: about a player's first six games
+#: at a table of four (a new player's sigma is 8.33; each game takes some 0.3 to 0.5 off).
+PROVISIONAL_SIGMA = 6.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +47,11 @@ class Rating:
         return shown(self.mu)
 
     @property
+    def provisional(self) -> bool:
+        """Whether the estimate is still unsure (:func:`provisional`)."""
+        return provisional(self.sigma)
+
+    @property
     def ordinal(self) -> float:
         """The conservative estimate the leaderboard orders by."""
         return ordinal(self.mu, self.sigma)
@@ -51,6 +60,11 @@ class Rating:
 def shown(mu: float) -> int:
     """The rating shown for ``mu``: 1000 for a new player."""
     return round(SCALE * mu)
+
+
+def provisional(sigma: float) -> bool:
+    """Whether a rating of uncertainty ``sigma`` is shown as provisional (the first games)."""
+    return sigma > PROVISIONAL_SIGMA
 
 
 def ordinal(mu: float, sigma: float) -> float:

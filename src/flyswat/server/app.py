@@ -31,7 +31,6 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
-from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket
 
 from flyswat import protocol as p
@@ -46,6 +45,7 @@ from flyswat.server.metrics import Metrics
 from flyswat.server.netinfo import rtt_reader
 from flyswat.server.players_routes import PLAY_NOW_WAIT_MS, Players
 from flyswat.server.runner import Runner, monotonic_ms
+from flyswat.server.static import WebFiles
 from flyswat.server.store import Store
 from flyswat.server.transport import (
     PROTOCOL_KEY,
@@ -383,7 +383,7 @@ def build_app(
     routes.append(Route("/metrics", metrics.endpoint))
     routes.extend(operator.routes(store.engine, operator_secret))
     if WEB_DIR.is_dir():
-        routes.append(Mount("/", StaticFiles(directory=WEB_DIR, html=True), name="web"))
+        routes.append(Mount("/", WebFiles(WEB_DIR), name="web"))
     middleware = [Middleware(node.TrustedForward, secret=secret),
                   Middleware(RequestRateLimit, buckets=request_buckets(limits))]  # fmt: skip
     app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware)

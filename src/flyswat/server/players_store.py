@@ -41,6 +41,7 @@ from flyswat.players.ratings import (
     Rating,
     ordinal,
     out_of_rating,
+    provisional,
     rate_game,
     rated_players,
     replay,
@@ -198,6 +199,7 @@ def profile(conn: Connection, player_id: str) -> dict[str, Any]:
     return {
         "id": row["id"], "name": row["name"], "created_at": row["created_at"],
         "rating": rating.shown, "mu": round(rating.mu, 3), "sigma": round(rating.sigma, 3),
+        "provisional": rating.provisional,
         "rank": rank(conn, rating) if row["rated"] else None,
         "games": row["games"], "rated_games": row["rated"], "wins": int(wins.scalar() or 0),
         "points": int(t[1] or 0), "flies": int(t[2] or 0), "too_fast": int(t[3] or 0),
@@ -243,6 +245,7 @@ def _game_row(r: Any, private: set[str] | frozenset[str] = frozenset()) -> dict[
         "too_fast": r["too_fast"], "slaps": r["slaps"],
         "reaction_ms": round(r["reaction_ms"]) if r["reaction_ms"] is not None else None,
         "rated": bool(r["rated"]), "rating_before": before.shown, "rating_after": after.shown,
+        "provisional": after.provisional,
         "delta": after.shown - before.shown if r["rated"] else 0,
         "record_url": f"/api/games/{r['game_id']}/record",
     }  # fmt: skip
@@ -275,7 +278,8 @@ def leaderboard(conn: Connection, limit: int, offset: int) -> tuple[list[dict[st
         .order_by((c.mu - 3 * c.sigma).desc(), c.id).limit(limit).offset(offset)
     )  # fmt: skip
     board = [{"rank": offset + i + 1, "id": r[0], "name": r[1], "rating": Rating(r[2], r[3]).shown,
-              "conservative": round(ordinal(r[2], r[3]) * 40), "games": r[4], "rated_games": r[5]}
+              "conservative": round(ordinal(r[2], r[3]) * 40), "games": r[4], "rated_games": r[5],
+              "provisional": provisional(r[3])}
              for i, r in enumerate(rows)]  # fmt: skip
     return board, total
 
@@ -296,7 +300,7 @@ def game_summary(conn: Connection, game_id: str) -> dict[str, Any] | None:
             "record_url": f"/api/games/{game_id}/record",
             "seats": [{"seat": e.seat, "place": e.place, "player": e.player, "level": e.level,
                        "flagged": e.flagged, **({k: by_seat[e.seat][k] for k in
-                       ("name", "rated", "rating_before", "rating_after", "delta")}
+                       ("name", "rated", "rating_before", "rating_after", "delta", "provisional")}
                        if e.seat in by_seat else {})} for e in entries]}  # fmt: skip
 
 

@@ -531,6 +531,9 @@ class Table:
             raise IllegalActionError("this lobby was left unused and has closed", "expired")
         if self.state != "lobby":
             raise IllegalActionError("the game has already started", "already_started")
+        if self.fill_due is not None:  # Play now: a player alone there need not wait
+            lifecycle.start_now(self, seat, now)
+            return
         if seat != self.host:
             raise IllegalActionError("only the host can start the game", "not_host")
         if not all(s.joined for s in self.seats):

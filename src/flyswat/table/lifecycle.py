@@ -15,7 +15,7 @@ again by :func:`apply` when a restarted server rebuilds the table), then lists m
   ``kicked`` (4403), and their token no longer opens the seat.
 - A table made with ``autofill_ms`` (Play now) waits that long in the lobby; then bots take
   every free seat and the game starts, nobody needing to press start. Full of humans sooner,
-  it starts sooner.
+  it starts sooner; its only player may start it at once (``start``), with bots.
 """
 
 from __future__ import annotations
@@ -121,6 +121,16 @@ def joined(t: Table, now: float) -> None:
     """A Play now table full of players starts at once."""
     if t.state == "lobby" and t.fill_due is not None and all(s.joined for s in t.seats):
         _begin(t, now)
+
+
+def start_now(t: Table, seat: int, now: float) -> None:
+    """A Play now lobby's only player starts at once: bots take the free seats, as when the
+    wait is over. With another player seated, the table waits for the wait or for a full table."""
+    others = [s for s in t.seats if not s.is_bot and s.joined and s.index != seat]
+    if others:
+        raise IllegalActionError("another player is here: the table starts when full", "not_alone")
+    t.fill_due = now
+    tick(t, now)
 
 
 def _begin(t: Table, now: float) -> None:

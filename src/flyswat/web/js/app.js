@@ -6,8 +6,9 @@
 //   /?practice[=N]    the practice game against a slow bot (from lesson N)
 //   /?player=ID       a player's profile: rating, games, replays, records
 //   /?leaderboard     the rated players, best first
+//   /?ratings         how ratings work
 
-import { apply, language, onLanguage, preferredLanguage, setLanguage } from "./i18n.js";
+import { apply, language, onLanguage, preferredLanguage, setLanguage, t } from "./i18n.js";
 import { navigate } from "./ui.js";
 import { homePage } from "./home.js";
 import { tablePage } from "./game.js";
@@ -17,7 +18,9 @@ import { practicePage, rulesPage } from "./learn.js";
 import { tableCode } from "./tables.js";
 import { profilePage } from "./profile.js";
 import { leaderboardPage } from "./leaderboard.js";
+import { ratingsPage } from "./ratings.js";
 import { me } from "./identity.js";
+import { keysOverlay } from "./keys.js";
 
 const SPEAKER = {
   on: "M4 9v6h4l5 4V5L8 9zm12.5 3a4.5 4.5 0 0 0-2.5-4v8a4.5 4.5 0 0 0 2.5-4zM14 3.2v2.1a7 7 0 0 1 0 13.4v2.1a9 9 0 0 0 0-17.6z",
@@ -56,6 +59,7 @@ function route() {
   else if (params.has("practice")) current = practicePage(app, Number(params.get("practice")) || 1);
   else if (params.has("player")) current = profilePage(app, params.get("player") || me()?.player || "");
   else if (params.has("leaderboard")) current = leaderboardPage(app);
+  else if (params.has("ratings")) current = ratingsPage(app);
   else current = homePage(app);
   apply(app);
 }
@@ -66,6 +70,7 @@ async function main() {
   select.value = language();
   select.addEventListener("change", () => setLanguage(select.value));
   soundSwitch();
+  keysOverlay();
   onLanguage(() => {
     select.value = language();
     apply(document);
@@ -75,7 +80,9 @@ async function main() {
     const a = ev.target.closest("a[data-nav]");
     if (!a || ev.ctrlKey || ev.metaKey || ev.shiftKey) return;
     ev.preventDefault();
-    const profile = me() ? `?player=${encodeURIComponent(me().player)}` : "";
+    // A live game goes on without you (your turns played for you): ask before leaving it.
+    if (current?.live?.() && !window.confirm(t("table.leaveConfirm"))) return;
+    const profile = me() ? `?player=${encodeURIComponent(me().player)}` : "?player"; // none yet: says so
     navigate({ replay: "?replay", learn: "?learn", leaderboard: "?leaderboard", profile }[a.dataset.nav] || "");
   });
   window.addEventListener("popstate", route);
@@ -84,3 +91,8 @@ async function main() {
 }
 
 main();
+
+// Installable, and the practice game and the rules offline: the service worker keeps the
+// client's files (sw.js). Not where there is none (plain http on another host than this one).
+if ("serviceWorker" in navigator && window.isSecureContext)
+  navigator.serviceWorker.register("sw.js").catch(() => {}); // without it, online only

@@ -3,7 +3,7 @@
 import { playerName, t } from "./i18n.js";
 import { SEAT_COLOURS } from "./table.js";
 import { esc } from "./ui.js";
-import { deltaHtml, rematchHtml } from "./rematch.js";
+import { deltaHtml, endLinks, rematchHtml } from "./rematch.js";
 
 /** The end screen's HTML for the page state s and the scene sc (which holds the result). */
 export function endHtml(s, sc) {
@@ -16,8 +16,8 @@ export function endHtml(s, sc) {
       const name = playerName(sc.seats[seat], seat);
       const you = seat === sc.me && name.toLowerCase() !== t("seat.you").toLowerCase() ? ` <em>(${esc(t("seat.you"))})</em>` : "";
       return `<tr class="${place === 1 ? "first" : ""}" data-seat="${seat}">
-        <td class="place">${esc(t("end.place", { n: place }))}${shared(place) ? ` <small>${esc(t("end.tie"))}</small>` : ""}</td>
-        <td class="who"><span class="seat-no" style="background:${SEAT_COLOURS[seat % SEAT_COLOURS.length]}">${seat + 1}</span> ${esc(name)}${you}</td>
+        <td class="place${shared(place) ? " tie" : ""}">${esc(t("end.place", { n: place }))}${shared(place) ? ` <small>${esc(t("end.tie"))}</small>` : ""}</td>
+        <td class="who"><span class="seat-no" style="background:${SEAT_COLOURS[seat % SEAT_COLOURS.length]}">${seat + 1}</span> <span class="name">${esc(name)}</span>${you}</td>
         <td class="num points">${res.points[seat]}</td><td class="num flies">${res.flies[seat]}</td>
         <td class="num rating-delta">${deltaHtml(s, seat)}</td></tr>`;
     })
@@ -25,23 +25,25 @@ export function endHtml(s, sc) {
   const winners = order.filter((o) => o.place === 1).map((o) => playerName(sc.seats[o.seat], o.seat));
   const headline =
     winners.length > 1 ? t("end.sharedWin", { names: winners.join(", ") }) : t("end.winner", { name: winners[0] });
-  return `<div class="end" role="dialog" aria-modal="true" aria-labelledby="end-title">
+  // Not modal: the header (pages, language, sound) stays in reach above it.
+  return `<div class="end" role="dialog" aria-labelledby="end-title">
     <div class="card-box">
-      <h1 id="end-title">${esc(t("end.title"))}</h1>
+      <h1 id="end-title" tabindex="-1">${esc(t("end.title"))}</h1>
       <p class="headline">${esc(headline)}</p>
       <table class="scores">
         <thead><tr><th>${esc(t("end.placeHead"))}</th><th>${esc(t("end.player"))}</th>
           <th class="num">${esc(t("end.points"))}</th><th class="num">${esc(t("end.flies"))}</th>
-          <th class="num delta-col" title="${esc(t("end.rating"))}"><span aria-hidden="true">±</span><span class="sr-only">${esc(t("end.rating"))}</span></th></tr></thead>
+          <th class="num delta-col">${esc(t("end.rating"))}</th></tr></thead>
         <tbody>${rows}</tbody>
       </table>
       ${s.fair === undefined ? "" : `<p class="fair ${s.fair ? "ok" : "bad"}">${esc(t(s.fair ? "end.fair" : "end.unfair"))}</p>`}
       ${rematchHtml(s)}
-      <div class="row end-actions">
+      <div class="end-actions">
         ${s.recordUrl ? `<button class="btn big" data-action="replay">${esc(t("end.replay"))}</button>` : ""}
         <button class="btn secondary" data-action="close-end">${esc(t("end.close"))}</button>
         <button class="btn secondary" data-action="home">${esc(t("end.newGame"))}</button>
       </div>
+      ${endLinks(s)}
     </div>
   </div>`;
 }

@@ -5,7 +5,7 @@
 // to its GameManager. Every server message goes through reduce(); the effects it lists are
 // done here.
 
-import { cardName, playerName, t } from "./i18n.js";
+import { cardName, playerName, seconds, t } from "./i18n.js";
 import { initialState, intent, reduce, unsent } from "./model.js";
 import { InputManager } from "./input.js";
 import { HTMLRenderer } from "./renderer.js";
@@ -118,8 +118,11 @@ export class GameManager {
         return e.error ? toast(errorText(e.error), "error") : toast(t(e.key));
       case "sound":
         return this.sound.play(e.name);
-      case "announceReveal":
-        return announce(t("table.announceReveal", { name: name(e.seat), card: cardName(e.card) }));
+      case "announceReveal": {
+        const said = t("table.announceReveal", { name: name(e.seat), card: cardName(e.card) });
+        const open = e.windowMs ? t("table.announceOpen", { what: "", s: seconds(e.windowMs) }).trim() : "";
+        return announce(open ? `${said} ${open}` : said);
+      }
       case "announceRound": {
         const lr = e.round;
         return announce(
@@ -155,7 +158,7 @@ export class GameManager {
     if (a.type === "join") return this.join(a.name);
     if (a.type === "copy") return this.copyLink();
     if (a.type === "replay") return navigate(`?replay=${encodeURIComponent(s.recordUrl)}`);
-    if (a.type === "home") return navigate("");
+    if (a.type === "home") return this.newGame();
     if (a.type === "close-end" || a.type === "show-end") return this.dispatch({ type: "endShown", shown: a.type === "show-end" });
     if (a.type === "take-back") return this.dispatch({ type: "takeBack" });
     if (a.type === "profile") return navigate(a.href);
@@ -180,6 +183,14 @@ export class GameManager {
     }
     if (out.send.type === "slap" || out.send.type === "done") this.renderer.patch(this.state);
     else if (out.send.type === "reveal") this.renderer.render(this.state, false);
+  }
+
+  /** New game, from the end: the seat is given up (the others' rematch need not wait), then home. */
+  newGame() {
+    const s = this.state;
+    if (s.table?.state === "over" && s.seat !== null && !s.table.practice && this.conn.send({ type: "leave" }))
+      this.storage.saveSeat(s.code, null);
+    navigate("");
   }
 
   async join(name) {
@@ -224,5 +235,6 @@ export function tablePage(app, code) {
     connect: (handlers, token) => new Connection(code, token, handlers),
     lookup: (c) => api.table(c),
   });
-  return { relabel: () => game.renderer.render(game.state, false), leave: () => game.leave(), game };
+  const live = () => game.state.table?.state === "playing" && game.state.seat !== null;
+  return { relabel: () => game.renderer.render(game.state, false), leave: () => game.leave(), live, game };
 }

@@ -130,7 +130,17 @@ export function homePage(app) {
       <div class="row"><button class="btn big" data-learn="practice" data-i18n="learn.practice"></button>
       <button class="btn secondary" data-learn="rules" data-i18n="learn.rules"></button>
       <button class="btn secondary" data-learn="skip" data-i18n="learn.skip"></button></div></section>` : ""}
+    <section class="card-box back-to-game" id="back-to-game" hidden></section>
     ${playNowHtml()}
+    <section class="card-box join-box">
+      <h2 data-i18n="home.join"></h2>
+      <form class="row" id="join" autocomplete="off" novalidate>
+        <input name="code" required maxlength="300" data-i18n-placeholder="home.codePlaceholder" data-i18n-aria="home.code">
+        <button class="btn" type="submit" data-i18n="home.joinButton"></button>
+      </form>
+      <p class="error-text" id="join-error" role="alert" hidden></p>
+      <div id="open-tables"></div>
+    </section>
     <section class="card-box hero">
       <div class="cards-fan" aria-hidden="true">${fan}</div>
       <div><h1 data-i18n="home.title"></h1><p data-i18n="home.intro"></p>
@@ -162,15 +172,6 @@ export function homePage(app) {
         </details>
         <div class="row"><button class="btn big" type="submit" data-i18n="home.createButton"></button></div>
       </form>
-    </section>
-    <section class="card-box">
-      <h2 data-i18n="home.join"></h2>
-      <form class="row" id="join" autocomplete="off" novalidate>
-        <input name="code" required maxlength="300" data-i18n-placeholder="home.codePlaceholder" data-i18n-aria="home.code">
-        <button class="btn" type="submit" data-i18n="home.joinButton"></button>
-      </form>
-      <p class="error-text" id="join-error" role="alert" hidden></p>
-      <div id="open-tables"></div>
     </section>
   </div>`;
   const form = app.querySelector("#create");
@@ -248,6 +249,7 @@ export function homePage(app) {
       app.querySelector("#first-visit")?.remove();
     } else navigate(what === "rules" ? "?learn" : "?practice");
   });
+  backToGame(app.querySelector("#back-to-game"));
   const list = app.querySelector("#open-tables");
   let tables = [];
   const draw = () => drawTables(list, tables);
@@ -284,6 +286,24 @@ export function homePage(app) {
       clearTimeout(poll);
     },
   };
+}
+
+/** "Back to your game": the latest table this browser holds a seat at whose game is on. */
+async function backToGame(box) {
+  for (const code of storage.seatCodes().slice(0, 5)) {
+    let info;
+    try {
+      info = await api.table(code);
+    } catch {
+      continue; // gone, or the network: the next one
+    }
+    if (info.state !== "playing" && info.state !== "lobby") continue;
+    if (!box.isConnected) return;
+    box.innerHTML = `<p>${esc(t("home.backToGameAt", { code }))}</p>
+      <a class="btn big" href="?table=${esc(code)}" data-page="?table=${esc(code)}">${esc(t("home.backToGame"))}</a>`;
+    box.hidden = false;
+    return;
+  }
 }
 
 /** Every page of GET /api/tables (protocol 2 pages it with `next`; protocol 1 sends one). */

@@ -90,3 +90,9 @@ export function playerName(p, seat) {
 export function seconds(ms) {
   return new Intl.NumberFormat(language(), { minimumFractionDigits: 1, maximumFractionDigits: 1 }).format(ms / 1000);
 }
+
+/** A moment (an ISO time the server sent) as the chosen language writes it, not the browser's. */
+export function when(iso) {
+  const at = new Date(String(iso).replace(/\.\d+Z$/, "Z"));
+  return isNaN(at) ? String(iso) : at.toLocaleString(current, { dateStyle: "short", timeStyle: "short" });
+}

@@ -22,6 +22,7 @@ export class InputManager {
     this.onClick = (ev) => {
       const el = ev.target.closest("[data-action]");
       if (!el) return;
+      if (el.tagName === "A") ev.preventDefault(); // a link with an action: the action goes there
       onAction({ ...el.dataset, type: el.dataset.action, element: el });
     };
     this.onSubmit = (ev) => {

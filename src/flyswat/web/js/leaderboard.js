@@ -2,8 +2,9 @@
 // (GET /api/leaderboard), one's own row marked, and the bots' fixed ratings for scale.
 
 import { t } from "./i18n.js";
-import { esc, errorText, navigate } from "./ui.js";
+import { esc, errorText, followPageLinks } from "./ui.js";
 import { me, players } from "./identity.js";
+import { provisionalMark } from "./rematch.js";
 
 export function leaderboardPage(app) {
   let board = null;
@@ -15,7 +16,7 @@ export function leaderboardPage(app) {
       .map(
         (p) => `<tr class="${p.id === mine ? "mine" : ""}" data-player="${esc(p.id)}"><td class="num">${p.rank}</td>
         <td><a href="?player=${esc(p.id)}" data-page="?player=${esc(p.id)}">${esc(p.name)}</a>${p.id === mine ? ` <em>(${esc(t("seat.you"))})</em>` : ""}</td>
-        <td class="num">${p.rating}</td><td class="num">${p.rated_games}</td></tr>`,
+        <td class="num">${p.rating}${provisionalMark(p.provisional)}</td><td class="num">${p.rated_games}</td></tr>`,
       )
       .join("");
     const bots = Object.entries(board.bots)
@@ -26,16 +27,11 @@ export function leaderboardPage(app) {
       ${rows ? `<table class="scores"><thead><tr><th class="num">#</th><th>${esc(t("end.player"))}</th>
         <th class="num">${esc(t("players.rating"))}</th><th class="num">${esc(t("players.games"))}</th></tr></thead>
         <tbody>${rows}</tbody></table>` : `<p class="muted">${esc(t("players.noneRated"))}</p>`}
-      <p class="muted bots-scale">${esc(bots)}</p></section></div>`;
+      <p class="muted bots-scale">${esc(bots)}</p>
+      <p><a href="?ratings" data-page="?ratings">${esc(t("ratings.link"))}</a></p></section></div>`;
   }
 
-  const onClick = (ev) => {
-    const a = ev.target.closest("a[data-page]");
-    if (!a) return;
-    ev.preventDefault();
-    navigate(a.dataset.page);
-  };
-  app.addEventListener("click", onClick);
+  const stop = followPageLinks(app);
   players
     .leaderboard()
     .then((b) => {
@@ -45,5 +41,5 @@ export function leaderboardPage(app) {
     .catch((err) => {
       app.innerHTML = `<div class="page"><p class="error-text">${esc(errorText(err.code))}</p></div>`;
     });
-  return { relabel: draw, leave: () => app.removeEventListener("click", onClick) };
+  return { relabel: draw, leave: stop };
 }

@@ -8,7 +8,8 @@ import { fillHtml, hostButtons, leaveButton, ratingPill } from "./rematch.js";
 function playerRow(p, mySeat, tb) {
   const colour = SEAT_COLOURS[p.seat % SEAT_COLOURS.length];
   const pills = [];
-  if (p.host) pills.push(`<span class="pill">${esc(t("lobby.host"))}</span>`);
+  // A Play now table has no host: nobody made it, and it starts by itself.
+  if (p.host && tb.options.autofill_ms == null) pills.push(`<span class="pill">${esc(t("lobby.host"))}</span>`);
   if (p.kind === "bot") pills.push(`<span class="pill bot">${esc(t("seat.bot", { level: t(`level.${p.level || "normal"}`) }))}</span>`);
   else if (!p.joined) pills.push(`<span class="pill">${esc(t("lobby.free"))}</span>`);
   else {
@@ -47,8 +48,10 @@ export function lobbyHtml(s, savedName = "") {
   if (tb.state !== "lobby") {
     actions = `<p class="muted">${esc(t(`state.${tb.state}`))}</p>`;
   } else if (mine && tb.options.autofill_ms != null) {
-    // Play now: nobody presses start; the table starts when it is full or the wait is over.
-    actions = `<div class="row"><span class="muted lobby-status">${esc(t("lobby.playNowWait"))}</span>${leaveButton(s)}</div>`;
+    // Play now: the table starts when it is full or the wait is over; alone, at once if you like.
+    const alone = players.every((p) => p.kind === "bot" || !p.joined || p.seat === me);
+    actions = `<div class="row">${alone ? `<button class="btn big" data-action="start">${esc(t("lobby.startNow"))}</button>` : ""}
+      <span class="muted lobby-status">${esc(t(alone ? "lobby.playNowAlone" : "lobby.playNowWait"))}</span>${leaveButton(s)}</div>`;
   } else if (mine === null) {
     actions = freeHuman
       ? `<form id="join-seat" class="row" autocomplete="off">

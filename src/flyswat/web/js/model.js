@@ -131,7 +131,9 @@ const HANDLERS = {
   },
   reveal(s, msg, now) {
     if (msg.auto && msg.seat === s.seat) s.effects.push({ type: "toast", key: "table.autoReveal" });
-    s.effects.push({ type: "announceReveal", seat: msg.seat, card: msg.card });
+    // A slap round opened: its window is said with the card (a screen reader's countdown).
+    const windowMs = msg.round && msg.view.round ? msg.window_ms : null;
+    s.effects.push({ type: "announceReveal", seat: msg.seat, card: msg.card, windowMs });
     s.view = msg.view;
     deadline(s, msg, now);
     s.revealSent = false;

@@ -106,6 +106,8 @@ export class PracticeTable {
     return {
       code: "PRACTICE",
       state,
+      practice: true, // no rematch, no leaving: the practice table's own field
+      paused: this.finished && state !== "over", // the lesson waits for Next: nobody reveals
       options: { seats: 2, bots: [{ seat: 1, level: "easy" }], remove: 0, slap_window_ms: SLAP_WINDOW_MS, turn_timeout_ms: null, start: 0 },
       players: [
         { seat: 0, kind: "human", name: this.name, level: null, joined: true, ready: true, connected: true, host: true, too_fast: 0 },
@@ -234,6 +236,7 @@ export class PracticeTable {
   /** The lesson's goal is reached: the table waits for Next (a reveal now does nothing). */
   finish(result) {
     this.finished = true;
+    if (!result) this.emit({ type: "table", table: this.info() });
     this.coach({ lesson: this.lesson.key, phase: "done", result });
   }
 

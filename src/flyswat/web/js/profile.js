@@ -3,9 +3,10 @@
 // replay and its record to download (GET /api/players/{id}, /games in pages). One's own page
 // also moves the identity to another device (a one-time code).
 
-import { t } from "./i18n.js";
+import { t, when } from "./i18n.js";
 import { esc, errorText, navigate, showError } from "./ui.js";
 import { me, players, recordUrl } from "./identity.js";
+import { provisionalMark } from "./rematch.js";
 
 /** A small SVG line of values over games (oldest first); "" with fewer than two. */
 export function sparkline(values, { width = 320, height = 80, label = "" } = {}) {
@@ -25,8 +26,7 @@ export function sparkline(values, { width = 320, height = 80, label = "" } = {})
 
 function gameRow(g) {
   const delta = !g.rated ? "—" : g.delta > 0 ? `+${g.delta}` : g.delta < 0 ? `−${-g.delta}` : "±0";
-  const when = new Date(g.ended_at.replace(/\.\d+Z$/, "Z"));
-  const date = isNaN(when) ? g.ended_at : when.toLocaleString();
+  const date = when(g.ended_at);
   const replay = `?replay=${encodeURIComponent(recordUrl(g.game_id))}`;
   return `<tr data-game="${esc(g.game_id)}">
     <td class="when">${esc(date)}<span class="links"><a href="${esc(replay)}" data-page="${esc(replay)}" data-replay>${esc(t("players.replay"))}</a>
@@ -38,7 +38,20 @@ function gameRow(g) {
     <td class="num delta ${g.delta > 0 ? "up" : g.delta < 0 ? "down" : ""}">${delta}</td></tr>`;
 }
 
+/** The page of "You" before a first game: there is no profile yet, and the way to make one. */
+function noProfile(app) {
+  const draw = () => {
+    app.innerHTML = `<div class="page no-profile-page"><section class="card-box"><h1>${esc(t("nav.profile"))}</h1>
+      <p class="no-profile">${esc(t("players.noIdentity"))}</p>
+      <button class="btn big" data-action="play-now">${esc(t("players.playNow"))}</button></section></div>`;
+    app.querySelector("[data-action=play-now]").addEventListener("click", () => navigate(""));
+  };
+  draw();
+  return { relabel: draw };
+}
+
 export function profilePage(app, id) {
+  if (!id) return noProfile(app);
   let profile = null;
   let games = [];
   let next = null;
@@ -62,13 +75,14 @@ export function profilePage(app, id) {
     const places = [1, 2, 3, 4].map((n) => [n, games.filter((g) => g.place === n).length]).filter(([, c]) => c);
     app.innerHTML = `<div class="page profile">
       <section class="card-box"><h1>${esc(p.name)}${mine ? ` <em>(${esc(t("seat.you"))})</em>` : ""}</h1>
-        <dl class="facts">${facts.map(([k, v]) => `<div><dt>${esc(k)}</dt><dd>${esc(v)}</dd></div>`).join("")}</dl>
+        <dl class="facts">${facts.map(([k, v], i) => `<div><dt>${esc(k)}</dt><dd>${esc(v)}${i === 0 ? provisionalMark(p.provisional) : ""}</dd></div>`).join("")}</dl>
         ${places.length ? `<p class="muted">${esc(places.map(([n, c]) => t("players.placeCount", { place: t("end.place", { n }), n: c })).join(" · "))}</p>` : ""}
         <div class="plots">
           <figure><figcaption>${esc(t("players.reactionPlot"))}</figcaption>${sparkline(oldest.map((g) => g.reaction_ms), { label: t("players.reactionPlot") }) || `<p class="muted">${esc(t("players.plotEmpty"))}</p>`}</figure>
           <figure><figcaption>${esc(t("players.ratingPlot"))}</figcaption>${sparkline(oldest.map((g) => g.rating_after), { label: t("players.ratingPlot") }) || `<p class="muted">${esc(t("players.plotEmpty"))}</p>`}</figure>
         </div>
-        <p><a href="?leaderboard" data-page="?leaderboard">${esc(t("players.leaderboard"))}</a></p>
+        <p><a href="?leaderboard" data-page="?leaderboard">${esc(t("players.leaderboard"))}</a> ·
+          <a href="?ratings" data-page="?ratings">${esc(t("ratings.link"))}</a></p>
       </section>
       <section class="card-box"><h2>${esc(t("players.gamesTitle"))}</h2>
         ${games.length ? `<div class="table-scroll"><table class="scores games">

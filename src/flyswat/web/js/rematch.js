@@ -44,7 +44,9 @@ export function ratingPill(p) {
 
 /** The host's buttons on another seat's row: give it to a bot, remove its player. */
 export function hostButtons(tb, p, mySeat) {
-  const host = mySeat !== null && tb.players[mySeat]?.host;
+  // A Play now lobby has no host's controls (nobody made it); its end has, for a rematch.
+  const playNowLobby = tb.options?.autofill_ms != null && tb.state === "lobby";
+  const host = mySeat !== null && tb.players[mySeat]?.host && !playNowLobby;
   if (!host || p.seat === mySeat || p.kind === "bot") return "";
   const out = [];
   if (!p.joined || !p.connected)
@@ -59,20 +61,26 @@ export function leaveButton(s) {
   return s.seat === null ? "" : `<button class="btn secondary" data-action="leave">${esc(t("lobby.leave"))}</button>`;
 }
 
-/** "+14", "−3" or "" for seat's rating change in the finished game (s.ratings). */
+/** The small mark of a provisional rating (its first games), or "". */
+export function provisionalMark(provisional) {
+  return provisional ? `<abbr class="provisional" title="${esc(t("ratings.provisionalTitle"))}">?</abbr>` : "";
+}
+
+/** "+14" over "1014", "−3" over "997", or "" for seat's rating in the finished game (s.ratings). */
 export function deltaHtml(s, seat) {
   const row = s.ratings?.seats?.find((x) => x.seat === seat);
   if (!row || row.rated == null) return "";
   if (!row.rated) return `<small class="delta none" title="${esc(t("end.unrated"))}">—</small>`;
   const d = row.delta;
   const text = d > 0 ? `+${d}` : d < 0 ? `−${-d}` : "±0";
-  return `<span class="delta ${d > 0 ? "up" : d < 0 ? "down" : ""}" title="${esc(t("end.ratingNow", { rating: row.rating_after }))}">${text}</span>`;
+  return `<span class="delta ${d > 0 ? "up" : d < 0 ? "down" : ""}">${text}</span>
+    <span class="rating-now" title="${esc(t("end.ratingNow", { rating: row.rating_after }))}"><span class="rating-after">${esc(row.rating_after)}</span>${provisionalMark(row.provisional)}</span>`;
 }
 
-/** The end screen's rematch row: who has accepted, your buttons, the host's. */
+/** The end screen's rematch row: who has accepted, your buttons, the host's (not after practice). */
 export function rematchHtml(s) {
   const tb = s.table;
-  if (!tb || tb.state !== "over" || s.seat === null) return "";
+  if (!tb || tb.state !== "over" || s.seat === null || tb.practice) return "";
   const mine = tb.players[s.seat];
   const humans = tb.players.filter((p) => p.kind === "human");
   const waiting = humans.filter((p) => !p.rematch && p.seat !== s.seat); // you know your own answer
@@ -85,18 +93,23 @@ export function rematchHtml(s) {
     .filter((p) => p.seat !== s.seat && !p.rematch && (!p.joined || !p.connected))
     .map((p) => (mine?.host ? hostButtons(tb, p, s.seat) : ""))
     .join("");
-  const download = tb.game_id
-    ? `<a class="btn secondary" href="${esc(recordUrl(tb.game_id))}" download="flyswat-${esc(tb.game_id)}.json" data-download>${esc(t("end.download"))}</a>`
-    : "";
-  const who = me();
-  const profile = who ? `<button class="btn secondary" data-action="profile" data-href="?player=${esc(who.player)}">${esc(t("players.yourProfile"))}</button>` : "";
   return `<div class="rematch" data-rematch>
-      ${status ? `<p class="muted rematch-status">${esc(status)}</p>` : ""}
-      <div class="row end-actions">
-        ${mine?.rematch
-          ? `<button class="btn big secondary" data-action="rematch" data-accept="false">${esc(t("end.rematchCancel"))}</button>`
-          : `<button class="btn big" data-action="rematch">${esc(t("end.rematch"))}</button>`}
-        <button class="btn secondary" data-action="leave">${esc(t("lobby.leave"))}</button>
-        ${download}${profile}${hostControls}
-      </div></div>`;
+      ${status || hostControls ? `<p class="muted rematch-status">${esc(status)} ${hostControls}</p>` : ""}
+      ${mine?.rematch
+        ? `<button class="btn big secondary" data-action="rematch" data-accept="false">${esc(t("end.rematchCancel"))}</button>`
+        : `<button class="btn big" data-action="rematch">${esc(t("end.rematch"))}</button>`}
+    </div>`;
+}
+
+/** The end screen's small links: the record, your page, how ratings work. */
+export function endLinks(s) {
+  const tb = s.table;
+  const links = [];
+  if (tb?.game_id)
+    links.push(`<a href="${esc(recordUrl(tb.game_id))}" download="flyswat-${esc(tb.game_id)}.json" data-download>${esc(t("end.download"))}</a>`);
+  const who = me();
+  if (who && !tb?.practice)
+    links.push(`<a href="?player=${esc(who.player)}" data-action="profile" data-href="?player=${esc(who.player)}">${esc(t("players.yourProfile"))}</a>`);
+  if (!tb?.practice) links.push(`<a href="?ratings" data-page="?ratings" data-action="profile" data-href="?ratings">${esc(t("ratings.link"))}</a>`);
+  return links.length ? `<p class="end-links">${links.join(" · ")}</p>` : "";
 }

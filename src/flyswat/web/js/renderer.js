@@ -62,8 +62,10 @@ export class HTMLRenderer {
         ? `<div class="watching"><button class="btn" data-action="show-end">${esc(t("end.show"))}</button></div>`
         : endHtml(s, sc);
     }
+    const focused = this.root.querySelector(".end")?.contains(document.activeElement) ? document.activeElement : null;
     this.root.replaceChildren(...holder.childNodes);
     if (extra) this.root.insertAdjacentHTML("beforeend", extra);
+    this.focusEnd(s, focused);
     fitCentre(this.root);
     if (!s.resolved) clearMoves();
     else if (s.resolved !== this.lastResolved && now < s.resolved.until) {
@@ -78,6 +80,20 @@ export class HTMLRenderer {
       } else this.countdown(s);
     }
     this.reaction(s);
+  }
+
+  /** The end screen takes the focus once per game (a keyboard goes on from its title), and
+   * keeps it on the same control when it is drawn again (the ratings arrive). */
+  focusEnd(s, focused) {
+    const end = this.root.querySelector(".end");
+    if (!end) return;
+    const game = s.table?.game_id || "practice";
+    const action = focused?.dataset?.action;
+    const again = action ? end.querySelector(`[data-action="${action}"]`) : null;
+    if (again) return again.focus({ preventScroll: true });
+    if (this.endFocusedFor === game && !focused) return;
+    this.endFocusedFor = game;
+    end.querySelector("#end-title")?.focus({ preventScroll: true });
   }
 
   /** Update an open round in place; re-draw everything when there is no open table yet. */

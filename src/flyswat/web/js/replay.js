@@ -2,10 +2,11 @@
 // stepped or played reveal by reveal, with every slap round's hands on the flies.
 
 import { replay } from "./engine.js";
-import { cardName, playerName, t } from "./i18n.js";
+import { cardName, playerName, t, when } from "./i18n.js";
 import { api } from "./net.js";
 import { fitCentre, renderTable, SEAT_COLOURS } from "./table.js";
-import { esc, errorText, toast, typing } from "./ui.js";
+import { esc, errorText, navigate, toast, typing } from "./ui.js";
+import { me, players, recordUrl } from "./identity.js";
 
 const STEP_MS = 900;
 
@@ -84,8 +85,10 @@ export function replayPage(app, url) {
   let finalClosed = false;
 
   function pickerHtml() {
-    return `<div class="page"><section class="card-box drop-zone">
-      <h1>${esc(t("replay.title"))}</h1>
+    return `<div class="page"><h1>${esc(t("replay.title"))}</h1>
+      <section class="card-box my-games" hidden><h2>${esc(t("replay.yourGames"))}</h2><ul class="game-list"></ul></section>
+      <section class="card-box drop-zone">
+      <h2>${esc(t("replay.orFile"))}</h2>
       <p class="muted">${esc(t("replay.intro"))}</p>
       <label class="field"><span>${esc(t("replay.file"))}</span>
         <input type="file" id="record-file" accept=".json,application/json"></label>
@@ -93,9 +96,38 @@ export function replayPage(app, url) {
     </section></div>`;
   }
 
+  /** Your last games, each a link to its replay (none without an identity or a game). */
+  async function listGames() {
+    const who = me();
+    if (!who) return;
+    let games;
+    try {
+      ({ games } = await players.games(who.player));
+    } catch {
+      return; // the file picker is still there
+    }
+    const box = app.querySelector(".my-games");
+    if (!box || !games.length) return;
+    box.querySelector("ul").innerHTML = games
+      .map((g) => {
+        const href = `?replay=${encodeURIComponent(recordUrl(g.game_id))}`;
+        return `<li><a href="${esc(href)}" data-replay>${esc(when(g.ended_at))}</a>
+          <span class="muted">${esc(t("end.place", { n: g.place }))}/${g.seats} · ${esc(t("seat.points", { n: g.points }))}</span></li>`;
+      })
+      .join("");
+    box.hidden = false;
+    box.addEventListener("click", (ev) => {
+      const a = ev.target.closest("a[data-replay]");
+      if (!a) return;
+      ev.preventDefault();
+      navigate(a.getAttribute("href"));
+    });
+  }
+
   function showPicker(errorKey) {
     stop();
     app.innerHTML = pickerHtml();
+    listGames();
     if (errorKey) app.querySelector("#replay-error").textContent = t(errorKey);
     const open = async (file) => {
       if (!file) return;

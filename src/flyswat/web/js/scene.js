@@ -47,6 +47,7 @@ export function liveScene(s, now) {
       name: p.name,
       kind: p.kind,
       level: p.level,
+      rating: p.rating,
       draw: v.draw_counts[i],
       won: v.won_counts[i],
       points: result ? result.points[i] : i === me ? ownPoints : undefined,
@@ -66,7 +67,8 @@ export function liveScene(s, now) {
     resolved: s.resolved
       ? { allowed: s.resolved.allowed, won: s.resolved.won, penalties: s.resolved.penalties }
       : null,
-    canReveal: me !== null && v.to_move === me && !v.round && !over && !s.revealSent,
+    canReveal: me !== null && v.to_move === me && !v.round && !over && !s.revealSent && !s.table.paused,
+    paused: !!s.table.paused,
     turnTimeoutMs: s.table.options.turn_timeout_ms,
     turnLeftMs:
       s.turnDeadline === undefined

@@ -31,6 +31,11 @@ export class LocalStorageManager {
     return read(SEATS, {})[code] || null;
   }
 
+  /** The codes of the tables this browser holds seats at, the latest taken first. */
+  seatCodes() {
+    return Object.keys(read(SEATS, {})).reverse();
+  }
+
   saveSeat(code, seated) {
     const all = read(SEATS, {});
     if (seated) all[code] = seated;

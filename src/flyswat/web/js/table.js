@@ -23,7 +23,9 @@ const esc = (s) =>
 /** A hand icon in the seat's colour with its number. */
 export function handSvg(seat, label = "") {
   const fill = SEAT_COLOURS[seat % SEAT_COLOURS.length];
-  return `<svg class="hand" viewBox="0 0 40 44" role="img"><title>${esc(label)}</title>
+  // Without a label the hand is decoration (the words beside it say whose it is).
+  const named = label ? `role="img"><title>${esc(label)}</title>` : `aria-hidden="true">`;
+  return `<svg class="hand" viewBox="0 0 40 44" ${named}
     <path d="M10,40C5,34 3,27 4,22c1,-3 4,-3 5,0l2,5V8c0,-3 4,-3 4,0v12V5c0,-3 4,-3 4,0v15V6c0,-3 4,-3 4,0v14V10c0,-3 4,-3 4,0v18c0,6 -2,9 -5,12Z"
       fill="${fill}" stroke="#fff" stroke-width="2" stroke-linejoin="round"/>
     <text x="20" y="35" font-size="11" font-weight="800" fill="#fff" text-anchor="middle">${seat + 1}</text>
@@ -44,7 +46,7 @@ function laidHtml(scene, i) {
 function seatPanel(scene, i) {
   const s = scene.seats[i];
   const classes = ["seat"];
-  if (i === scene.toMove && !scene.over && !scene.roundOpen) classes.push("to-move");
+  if (i === scene.toMove && !scene.over && !scene.roundOpen && !scene.paused) classes.push("to-move");
   if (i === scene.me) classes.push("me");
   if (s.online === false) classes.push("offline");
   const kind =
@@ -66,7 +68,7 @@ function seatPanel(scene, i) {
     <div class="seat-head">
       <span class="seat-no">${i + 1}</span>
       <span class="seat-name">${esc(seatLabel(scene, i))}${i === scene.me && seatLabel(scene, i).toLowerCase() !== t("seat.you").toLowerCase() ? ` <em>(${esc(t("seat.you"))})</em>` : ""}</span>
-      ${kind}${fast}
+      ${s.rating != null ? `<span class="seat-rating" title="${esc(t("seat.rating", { rating: s.rating }))}">${esc(s.rating)}</span>` : ""}${kind}${fast}
     </div>
     <div class="piles">
       <span class="pile draw" title="${esc(t("seat.drawTitle"))}">
@@ -79,7 +81,7 @@ function seatPanel(scene, i) {
       </span>
       ${points}
     </div>
-    ${i === scene.toMove && !scene.over && !scene.roundOpen ? `<div class="turn-flag">${esc(t(scene.turnLabel || (i === scene.me ? "table.yourTurn" : "seat.toMove")))}</div>` : ""}
+    ${i === scene.toMove && !scene.over && !scene.roundOpen && !scene.paused ? `<div class="turn-flag">${esc(t(scene.turnLabel || (i === scene.me ? "table.yourTurn" : "seat.toMove")))}</div>` : ""}
     ${handsRow}
   </div>`;
 }

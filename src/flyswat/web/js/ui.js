@@ -43,6 +43,18 @@ export function navigate(search) {
   window.dispatchEvent(new Event("flyswat:navigate"));
 }
 
+/** Links marked data-page under root go to their page without a reload; returns the way to stop. */
+export function followPageLinks(root) {
+  const onClick = (ev) => {
+    const a = ev.target.closest("a[data-page]");
+    if (!a) return;
+    ev.preventDefault();
+    navigate(a.dataset.page);
+  };
+  root.addEventListener("click", onClick);
+  return () => root.removeEventListener("click", onClick);
+}
+
 /** True while focus is in a text field (so game keys do not steal typing). */
 export function typing(ev) {
   const el = ev.target;
