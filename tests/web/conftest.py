@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from harness.server import free_port
 
 CHROMIUM = Path(os.environ.get("FLYSWAT_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
@@ -44,16 +45,10 @@ ROUND_KEY_JS = """(() => {
 })()"""
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The base URL of a fresh ``flyswat serve`` with quick bots."""
-    port = _free_port()
+    port = free_port()
     db = tmp_path_factory.mktemp("server") / "flyswat.db"
     log = (tmp_path_factory.getbasetemp() / "serve.log").open("w")
     proc = subprocess.Popen(

@@ -23,7 +23,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from flyswat.protocol import Error, Moved
 from flyswat.server.limits import Limits
 from flyswat.server.transport import TRANSPORT_KEY
-from flyswat.table.seats import Bucket
+from flyswat.table.seats import message_bucket
 
 PING_EVERY_S = 1.0
 
@@ -72,7 +72,7 @@ class Link:
         self.wake = asyncio.Event()  # a close was asked for
         self.stalled = asyncio.Event()  # fell too far behind: nothing more can reach it
         self.pings: dict[int, float] = {}
-        self.bucket = Bucket()  # pongs are rate-limited here, everything else by the table
+        self.bucket = message_bucket()  # pongs are rate-limited here, everything else by the table
         self.greeted = False
         self.closing: tuple[int, str] | None = None
         self.closed = False
