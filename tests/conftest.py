@@ -18,6 +18,9 @@ in well under a minute, ``-m "not fast"`` the rest (see the README, *Tests*).
 from __future__ import annotations
 
 import inspect
+import os
+import subprocess
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -187,8 +190,45 @@ def lanes(item: pytest.Item) -> set[str]:
     return found
 
 
+#: Under pytest-xdist the tests are handed out in this order of lanes, the long ones first, so
+#: that no long test starts last while the other workers sit idle.
+FIRST = ("cluster", "browser", "slow", "db", "numba", "server", "fast")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Every test gets the markers of its lanes."""
+    """Every test gets the markers of its lanes; under pytest-xdist, the long lanes first."""
+    found = {}
     for item in items:
-        for lane in sorted(lanes(item)):
+        found[item.nodeid] = lanes(item)
+        for lane in sorted(found[item.nodeid]):
             item.add_marker(lane)
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # every worker sorts alike: a stable sort
+
+        def rank(item: pytest.Item) -> int:
+            return min(FIRST.index(lane) for lane in found[item.nodeid])
+
+        items.sort(key=rank)
+
+
+# -- the compiled kernel, once -------------------------------------------------------------
+
+KERNELS = TESTS.parent / "src" / "flyswat" / "sim" / "fast"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Before pytest-xdist starts its workers, compile the numba kernels into their cache
+    if it is missing (a fresh checkout), two parts at once: else every worker that meets a
+    kernel compiles it, at the same time as the others (minutes of CPU each)."""
+    workers = getattr(config.option, "numprocesses", None)
+    if not workers or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    cache = KERNELS / "__pycache__"
+    cold = [part for part, module in (("kernel", "kernel"), ("vector", "vector"))
+            if not list(cache.glob(f"{module}.*.nbi"))]  # fmt: skip
+    if not cold:
+        return
+    procs = [subprocess.Popen([sys.executable, "-m", "flyswat.sim.fast.warm", part])
+             for part in cold]  # fmt: skip
+    for proc in procs:
+        if proc.wait() != 0:
+            raise pytest.UsageError("compiling the numba kernels failed (see above)")
