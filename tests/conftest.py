@@ -227,7 +227,7 @@ def pytest_configure(config: pytest.Config) -> None:
             if not list(cache.glob(f"{module}.*.nbi"))]  # fmt: skip
     if not cold:
         return
-    procs = [subprocess.Popen([sys.executable, "-m", "flyswat.sim.fast.warm", part])
+    procs = [subprocess.Popen([sys.executable, str(TESTS / "numba_cache.py"), part])
              for part in cold]  # fmt: skip
     for proc in procs:
         if proc.wait() != 0:

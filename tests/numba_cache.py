@@ -1,4 +1,4 @@
-"""Compile the kernels once, into numba's cache on disk (``python -m flyswat.sim.fast.warm``).
+"""Compile the kernels once, into numba's cache on disk (``python tests/numba_cache.py``).
 
 numba compiles each kernel on its first call in a process, and keeps it in ``__pycache__``
 (``cache=True``) for every later process. A fresh checkout has no cache: CI compiles it here
