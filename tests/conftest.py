@@ -8,11 +8,22 @@ hypothesis tests may use them too):
   filled in below them; ``sizes`` fixes the length of some draw piles.
 - ``snapshot(game)`` is everything about a game's state, as comparable values, to check that a
   refused action changed nothing.
+
+It also sorts every test into its lanes (:func:`pytest_collection_modifyitems`), by where it
+lives, what fixtures it takes and what its module uses, so that a new test file is in the
+right lanes without a word in it: ``uv run pytest -m fast`` runs the pure and sans-I/O tests
+in well under a minute, ``-m "not fast"`` the rest (see the README, *Tests*).
 """
 
 from __future__ import annotations
 
+import inspect
+import os
+import subprocess
+import sys
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -103,3 +114,121 @@ def staged() -> Stage:
 def state() -> Snapshot:
     """The :func:`snapshot` helper."""
     return snapshot
+
+
+# -- lanes ---------------------------------------------------------------------------------
+
+TESTS = Path(__file__).resolve().parent
+
+#: A module that uses one of these (imports it, or a name from it) starts servers.
+SERVER_MODULES = ("flyswat.server.app", "uvicorn", "harness.server", "harness.procs",
+                  "harness.load", "harness.generator", "harness.fairness")  # fmt: skip
+#: A module that uses one of these (or a server module) does I/O: sockets, files, a store.
+IO_MODULES = ("flyswat.server.store", "flyswat.server.runner", "flyswat.server.players_store",
+              "flyswat.server.writer", "sqlalchemy", "httpx", "websockets", "socket",
+              "subprocess", "starlette")  # fmt: skip
+#: ... or runs the compiled kernel (numba: compiled on first use, cached on disk).
+NUMBA_MODULES = ("numba", "flyswat.sim.fast", "flyswat.env.vector")
+#: Fixtures that start a server (in this process or as processes), or reach a database.
+SERVER_FIXTURES = {"live", "started", "server", "pg_url", "redis_url", "own_redis"}
+DB_FIXTURES = {"pg_url"}
+CLUSTER_FIXTURES = {"redis_url", "own_redis"}
+#: Tests of the other lanes' kind that take long on their own (seconds on a quiet machine,
+#: measured with ``--durations``): node ids, or a module's path for all of its tests.
+SLOW = {
+    "test_simulate.py",
+    "test_properties.py",
+    "test_examples.py",
+}
+#: The lanes, as registered in pyproject.toml.
+LANES = ("browser", "server", "db", "cluster", "numba", "slow", "fast")
+
+
+def _uses(module: ModuleType, prefixes: tuple[str, ...]) -> bool:
+    """Does ``module`` import a module of ``prefixes``, or a name defined in one?"""
+    for value in vars(module).values():
+        name = value.__name__ if inspect.ismodule(value) else getattr(value, "__module__", None)
+        if isinstance(name, str) and any(name == p or name.startswith(p + ".") for p in prefixes):
+            return True
+    return False
+
+
+def lanes(item: pytest.Item) -> set[str]:
+    """The lanes of one test: ``browser`` (the web client: Chromium, Node), ``server`` (in
+    tests/server/, or it does I/O: a real server, the store, sockets), ``db`` (PostgreSQL),
+    ``cluster`` (several nodes, Redis), ``numba`` (the compiled kernel), ``slow``
+    (processes, or long on its own); ``fast`` when it does no I/O and is in none of
+    browser, db, cluster, numba, slow: the pure and sans-I/O tests (a pure test in
+    tests/server/ is ``server`` and ``fast``)."""
+    path = Path(str(item.path)).resolve()
+    parts = path.relative_to(TESTS).parts if path.is_relative_to(TESTS) else path.parts
+    fixtures = set(getattr(item, "fixturenames", ()))
+    module = getattr(item, "module", None)
+    found = set()
+    io = bool(fixtures & SERVER_FIXTURES) or module is None
+    io = io or _uses(module, SERVER_MODULES + IO_MODULES)
+    if parts[0] == "web":
+        found |= {"browser", "slow"}
+    if parts[0] == "server" or io:
+        found.add("server")
+    if module is not None and _uses(module, SERVER_MODULES):
+        found.add("slow")
+    # A store on both databases is a parameter ("sqlite", "postgresql") of the test.
+    if fixtures & DB_FIXTURES or "postgresql" in item.name:
+        found.add("db")
+    if fixtures & CLUSTER_FIXTURES or path.name.startswith("test_cluster"):
+        found |= {"cluster", "slow"}
+    if "started" in fixtures:
+        found.add("slow")
+    if module is not None and _uses(module, NUMBA_MODULES):
+        found.add("numba")
+    nodeid = item.nodeid.split("::")
+    if path.name in SLOW or "::".join(nodeid[-2:]) in SLOW or item.nodeid in SLOW:
+        found.add("slow")
+    if not io and not found & {"browser", "db", "cluster", "numba", "slow"}:
+        found.add("fast")
+    return found
+
+
+#: Under pytest-xdist the tests are handed out in this order of lanes, the long ones first, so
+#: that no long test starts last while the other workers sit idle.
+FIRST = ("cluster", "browser", "slow", "db", "numba", "server", "fast")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test gets the markers of its lanes; under pytest-xdist, the long lanes first."""
+    found = {}
+    for item in items:
+        found[item.nodeid] = lanes(item)
+        for lane in sorted(found[item.nodeid]):
+            item.add_marker(lane)
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # every worker sorts alike: a stable sort
+
+        def rank(item: pytest.Item) -> int:
+            return min(FIRST.index(lane) for lane in found[item.nodeid])
+
+        items.sort(key=rank)
+
+
+# -- the compiled kernel, once -------------------------------------------------------------
+
+KERNELS = TESTS.parent / "src" / "flyswat" / "sim" / "fast"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Before pytest-xdist starts its workers, compile the numba kernels into their cache
+    if it is missing (a fresh checkout), two parts at once: else every worker that meets a
+    kernel compiles it, at the same time as the others (minutes of CPU each)."""
+    workers = getattr(config.option, "numprocesses", None)
+    if not workers or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    cache = KERNELS / "__pycache__"
+    cold = [part for part, module in (("kernel", "kernel"), ("vector", "vector"))
+            if not list(cache.glob(f"{module}.*.nbi"))]  # fmt: skip
+    if not cold:
+        return
+    procs = [subprocess.Popen([sys.executable, str(TESTS / "numba_cache.py"), part])
+             for part in cold]  # fmt: skip
+    for proc in procs:
+        if proc.wait() != 0:
+            raise pytest.UsageError("compiling the numba kernels failed (see above)")

@@ -1,6 +1,7 @@
-"""A plain install (no extras) is the game and the server: nothing of it imports numpy,
-numba, matplotlib, Gymnasium or PettingZoo, and the commands that need them say which extra
-to install. Checked in a fresh interpreter in which those modules cannot be imported."""
+"""A plain install (no extras) is the game and the server on SQLite: nothing of it imports
+rich, numpy, numba, matplotlib, Gymnasium, PettingZoo, psycopg or redis, and the commands
+that need them say which extra to install. Checked in a fresh interpreter in which those
+modules cannot be imported."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import textwrap
 BLOCK = textwrap.dedent(
     """
     import importlib.abc, sys
-    EXTRA = {"numpy", "numba", "matplotlib", "gymnasium", "pettingzoo"}
+    EXTRA = {"rich", "numpy", "numba", "matplotlib", "gymnasium", "pettingzoo", "psycopg",
+             "redis"}
 
     class Absent(importlib.abc.MetaPathFinder):
         def find_spec(self, name, path=None, target=None):
@@ -49,22 +51,41 @@ def test_the_server_the_rules_and_the_cli_need_no_extra() -> None:
             main(["--help"])
         except SystemExit as e:
             assert e.code == 0
-        assert not {"numpy", "numba", "matplotlib", "gymnasium", "pettingzoo"} & set(sys.modules)
+        absent = {"rich", "numpy", "numba", "matplotlib", "gymnasium", "pettingzoo", "psycopg",
+                  "redis"}
+        assert not absent & set(sys.modules), absent & set(sys.modules)
         """
     )
     assert done.returncode == 0, done.stderr
     assert "simulate" in done.stdout and "serve" in done.stdout
 
 
-def test_the_reference_simulator_runs_without_extras() -> None:
+def test_the_reference_simulator_names_the_sim_extra_it_needs() -> None:
     done = run_plain(
         """
         from flyswat.cli import main
-        assert main(["simulate", "--games", "3", "--seats", "3"]) == 0
+        assert main(["simulate", "--games", "3", "--seats", "3"]) == 2
         """
     )
     assert done.returncode == 0, done.stderr
-    assert "3 bot games" in done.stdout
+    assert "flyswat simulate needs rich: install the 'sim' extra" in done.stderr
+
+
+def test_a_postgresql_store_and_redis_name_the_extras_they_need() -> None:
+    done = run_plain(
+        """
+        from flyswat.cli import main
+        for argv, extra in ((["--db", "postgresql://u@127.0.0.1:1/x"], "postgres"),
+                            (["--redis", "redis://127.0.0.1:1/0"], "cluster")):
+            try:
+                main(["serve", "--workers", "1", *argv])
+            except SystemExit as e:
+                assert f"install the '{extra}' extra" in str(e.code), e.code
+            else:
+                raise AssertionError("serve started without " + extra)
+        """
+    )
+    assert done.returncode == 0, done.stderr
 
 
 def test_the_fast_simulator_and_the_plot_name_the_extra_they_need() -> None:

@@ -19,8 +19,11 @@ ALLOWED: dict[str, set[str]] = {
     "protocol": {"core"},
     "players": {"core"},
     "wire": {"core"},
-    "table": {"core", "record", "arbiter", "bots", "protocol", "wire", "players"},
-    "server": {"core", "record", "arbiter", "bots", "protocol", "wire", "table", "players"},
+    "bucket": set(),
+    "options": set(),
+    "table": {"core", "record", "arbiter", "bots", "protocol", "wire", "players", "bucket"},
+    "server": {"core", "record", "arbiter", "bots", "protocol", "wire", "table", "players"}
+    | {"bucket", "options", "extras"},
     "extras": {"core"},
     "sim": {"core", "record", "bots", "extras"},
     "env": {"core", "record", "bots", "sim"},
@@ -82,3 +85,26 @@ def test_the_fast_simulator_does_not_import_the_reference_one() -> None:
 
 def test_the_shipped_package_holds_no_measurement_harness() -> None:
     assert not (SRC / "loadtest").exists(), "the harness lives under bench/"
+
+
+def test_the_bench_harness_imports_no_module_that_imports_it_back() -> None:
+    harness = SRC.parents[1] / "bench" / "harness"
+    graph: dict[str, set[str]] = {}
+    for path in harness.glob("*.py"):
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):  # TYPE_CHECKING ones too
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("harness."):
+                found.add(str(node.module).removeprefix("harness."))
+            elif isinstance(node, ast.Import):
+                found |= {a.name.removeprefix("harness.") for a in node.names
+                          if a.name.startswith("harness.")}  # fmt: skip
+        graph[path.stem] = found
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        for nxt in graph.get(start, set()) - seen:
+            if nxt == goal or reaches(nxt, goal, seen | {nxt}):
+                return True
+        return False
+
+    circles = sorted(m for m in graph if reaches(m, m, set()))
+    assert circles == [], f"modules of bench/harness in an import circle: {circles}"

@@ -32,15 +32,13 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from flyswat.cards import Card
 from flyswat.rules import allowed
+from harness.host import Host
 from harness.libclient import LibSocket
 from harness.wire import WireSocket
-
-if TYPE_CHECKING:
-    from harness.generator import Generator
 
 _TYPE = b'{"type":"'
 _PING = b'{"type":"ping","id":'
@@ -242,7 +240,7 @@ _HANDLERS = {
 class Table:
     """One table's four clients, and the bookkeeping of its rounds (one clock)."""
 
-    def __init__(self, gen: Generator, number: int) -> None:
+    def __init__(self, gen: Host, number: int) -> None:
         self.gen = gen
         self.number = number
         self.seats = gen.plan.seats

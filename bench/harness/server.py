@@ -18,11 +18,40 @@ import httpx
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on now."""
+#: Ports are handed out in blocks of this many; a test process under pytest-xdist takes only
+#: the blocks of its own worker, so two workers never pick the same port between one's check
+#: and its server's bind.
+BLOCK = 16
+
+
+def _worker() -> tuple[int, int]:
+    """``(this worker's number, the number of workers)`` under pytest-xdist, else (0, 1)."""
+    name = os.environ.get("PYTEST_XDIST_WORKER", "")
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+    if name.startswith("gw") and name[2:].isdigit() and count > 1:
+        return int(name[2:]) % count, count
+    return 0, 1
+
+
+def _ours(port: int, n: int = 1) -> bool:
+    """Are ports ``port`` … ``port+n-1`` in one block of this worker's share?"""
+    k, count = _worker()
+    block = port // BLOCK
+    return block % count == k and (port + n - 1) // BLOCK == block
+
+
+def _bindable(port: int) -> bool:
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now (of this test worker's share)."""
+    return free_ports(1)
 
 
 @contextlib.contextmanager
@@ -112,22 +141,17 @@ def pg_schema(url: str, prefix: str = "t_") -> Iterator[str]:
 
 
 def free_ports(n: int) -> int:
-    """A port p with p .. p+n-1 all free (a supervisor's public port and its workers')."""
-    for _ in range(200):
+    """A port p with p .. p+n-1 all free (a supervisor's public port and its workers'),
+    of this test worker's share; the kernel picks where to look (an ephemeral port)."""
+    if n > BLOCK:
+        raise ValueError(f"at most {BLOCK} ports in a row")
+    for _ in range(2000):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             base = int(s.getsockname()[1])
-        if base + n >= 65535:
+        if base + n >= 65535 or not _ours(base, n):
             continue
-        ok = True
-        for port in range(base, base + n):
-            with socket.socket() as s:
-                try:
-                    s.bind(("127.0.0.1", port))
-                except OSError:
-                    ok = False
-                    break
-        if ok:
+        if all(_bindable(port) for port in range(base, base + n)):
             return base
     raise RuntimeError("no block of free ports")
 

@@ -1,10 +1,12 @@
 """The optional extras: what a plain install (the server) leaves out, and a clear error when a
 command needs it.
 
-``pip install flyswat`` installs the game, the server and the reference simulator. Two extras
-add the rest (``pyproject.toml``): ``sim`` (numpy, numba, matplotlib: ``flyswat simulate
---fast`` and ``--plot``, the balance study) and ``env`` (numpy, numba, Gymnasium, PettingZoo:
-:mod:`flyswat.env`). The development group pulls both, so ``uv run`` has everything.
+``pip install flyswat`` installs the game and the server, on its embedded SQLite store. The
+extras add the rest (``pyproject.toml``): ``sim`` (rich, numpy, numba, matplotlib: ``flyswat
+simulate``, its ``--fast`` kernel and ``--plot``, the balance study), ``env`` (numpy, numba,
+Gymnasium, PettingZoo: :mod:`flyswat.env`), ``postgres`` (psycopg: ``--db postgresql://…``)
+and ``cluster`` (redis: ``--redis``). The development group pulls them all, so ``uv run`` has
+everything.
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ from flyswat.errors import IllegalActionError
 
 #: What each extra provides, by the top-level module that must be importable.
 EXTRAS: dict[str, tuple[str, ...]] = {
-    "sim": ("numpy", "numba", "matplotlib"),
+    "sim": ("rich", "numpy", "numba", "matplotlib"),
     "env": ("numpy", "numba", "gymnasium", "pettingzoo"),
+    "postgres": ("psycopg",),
+    "cluster": ("redis",),
 }
 
 

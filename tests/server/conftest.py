@@ -15,6 +15,7 @@ import random
 import signal
 import threading
 import time
+import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
@@ -282,14 +283,32 @@ def stop_all(running: list[Serve]) -> None:
 
 
 @pytest.fixture
-def redis_url() -> str:
-    """The tests' Redis database, emptied (skipped unless FLYSWAT_TEST_REDIS is set)."""
+def redis_url(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The tests' Redis database (skipped unless FLYSWAT_TEST_REDIS is set), with a key
+    prefix of this test's own in ``FLYSWAT_REDIS_PREFIX``, which the server processes it
+    starts inherit: tests running at once (pytest-xdist workers) never meet in it, and no
+    test empties the database under another. Its keys are deleted after."""
     url = os.environ.get("FLYSWAT_TEST_REDIS")
     if not url:
         pytest.skip("FLYSWAT_TEST_REDIS is not set")
+    monkeypatch.setenv("FLYSWAT_REDIS_PREFIX", f"flyswat-test:{uuid.uuid4().hex[:12]}:")
+    try:
+        yield url
+    finally:
+        empty_redis(url)
+
+
+def empty_redis(url: str) -> int:
+    """Delete every key of this test's prefix (what a Redis restarted empty holds of its
+    cluster); how many there were."""
     import redis
 
+    prefix = os.environ["FLYSWAT_REDIS_PREFIX"]
     client = redis.Redis.from_url(url)
-    client.flushdb()
-    client.close()
-    return url
+    try:
+        keys = list(client.scan_iter(match=prefix + "*", count=1000))
+        if keys:
+            client.delete(*keys)
+        return len(keys)
+    finally:
+        client.close()

@@ -20,6 +20,14 @@ from harness.server import Serve, free_ports, until_health
 
 from .conftest import FAST, Live, Player
 
+#: The cluster's timings in these tests, given to every node (``flyswat serve --beat …``).
+#: Production's are a beat a second and dead after 3 s (docs/DEPLOY.md); these are short, so
+#: that a test waits about a second for an adoption, yet long enough that a node of a busy
+#: machine is not taken for dead between two beats (six beats to the lease).
+BEAT_S, DEAD_AFTER_S = 0.25, 1.5
+QUICK = ["--beat", str(BEAT_S), "--dead-after", str(DEAD_AFTER_S), "--check-every", "2",
+         "--publish-every", "0.1"]  # fmt: skip
+
 
 def node(port: int) -> Live:
     return Live(f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}", None)
@@ -114,7 +122,7 @@ def two_workers(tmp: Path, started: list[Serve]) -> int:
     """``flyswat serve --workers 2`` on a fresh SQLite file: its public port (the workers'
     are the next two)."""
     port = free_ports(3)
-    args = ["--workers", "2", "--port", str(port), "--db", f"sqlite:///{tmp / 'w.db'}"]
+    args = ["--workers", "2", "--port", str(port), "--db", f"sqlite:///{tmp / 'w.db'}", *QUICK]
     started.append(Serve(args, tmp / "w.log", [port, port + 1, port + 2]))
     return port
 
@@ -166,7 +174,8 @@ def nodes(n: int, db: str, redis_url: str, tmp: Path, started: list[Serve]) -> l
     ports = [free_ports(1) for _ in range(n)]
     for i, port in enumerate(ports):
         args = ["--workers", "1", "--port", str(port), "--db", db, "--redis", redis_url,
-                "--node-id", f"n{i}", "--advertise", f"http://127.0.0.1:{port}"]  # fmt: skip
+                "--node-id", f"n{i}", "--advertise", f"http://127.0.0.1:{port}",
+                *QUICK]  # fmt: skip
         started.append(Serve(args, tmp / f"n{i}.log", [port]))
     return ports
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from harness.server import free_port
 
 CHROMIUM = Path(os.environ.get("FLYSWAT_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
@@ -44,17 +45,11 @@ ROUND_KEY_JS = """(() => {
 })()"""
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextlib.contextmanager
 def serve(folder: Path, *extra: str) -> Iterator[str]:
     """A fresh ``flyswat serve`` with quick bots, its store and log in ``folder``, and
     ``extra`` arguments (a later one wins); yields its base URL, stops it after."""
-    port = _free_port()
+    port = free_port()
     db = folder / "flyswat.db"
     log = (folder / "serve.log").open("w")
     proc = subprocess.Popen(

@@ -19,13 +19,15 @@ from playwright.sync_api import expect, sync_playwright
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "web"))
-from conftest import CHROMIUM, CHROMIUM_ARGS, _free_port  # noqa: E402
+sys.path.insert(0, str(ROOT / "bench"))
+from conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from harness.server import free_port  # noqa: E402
 
 OUT = ROOT / "docs" / "screenshot.png"
 
 
 def main() -> None:
-    port = _free_port()
+    port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
         proc = subprocess.Popen(
             [

@@ -36,15 +36,15 @@ from starlette.websockets import WebSocket
 from flyswat import protocol as p
 from flyswat.bots import LEVELS
 from flyswat.errors import FlyswatError, IllegalActionError, MalformedError
-from flyswat.server import node, operator, players_store
+from flyswat.server import node, operator, players_store, settings
 from flyswat.server.cluster import Cluster, Owner, RedisShared, Shared
 from flyswat.server.connection import CLOSE_EXPIRED, CLOSE_MOVED, CLOSE_NOT_FOUND, Session
 from flyswat.server.limits import AddressBuckets, Limits, request_buckets, table_buckets
-from flyswat.server.limits import add_arguments as add_limit_arguments
 from flyswat.server.metrics import Metrics
 from flyswat.server.netinfo import rtt_reader
 from flyswat.server.players_routes import PLAY_NOW_WAIT_MS, Players
 from flyswat.server.runner import Runner, monotonic_ms
+from flyswat.server.settings import Timings
 from flyswat.server.static import WebFiles
 from flyswat.server.store import Store
 from flyswat.server.transport import (
@@ -53,7 +53,6 @@ from flyswat.server.transport import (
     client_address,
     read_body,
     serve,
-    trusted_proxies,
 )
 from flyswat.table.core import Table
 from flyswat.table.io import Join, StartBy
@@ -61,7 +60,7 @@ from flyswat.table.io import Join, StartBy
 log = logging.getLogger("flyswat.server")
 
 WEB_DIR = Path(__file__).resolve().parent.parent / "web"
-DEFAULT_DB = "sqlite:///flyswat.db"
+DEFAULT_DB = settings.DEFAULT_DB
 
 #: Tables listed per page of ``GET /api/tables``, by default and at most.
 PAGE, MAX_PAGE = 50, 200
@@ -329,6 +328,8 @@ def build_app(
     node_url: str = "http://127.0.0.1:8000",
     redis_url: str | None = None,
     operator_secret: str | None = None,
+    redis_prefix: str = "flyswat:",
+    timings: Timings | None = None,
 ) -> Starlette:
     """The whole server as an ASGI app: tables restored from ``db_url`` on start-up.
 
@@ -340,12 +341,19 @@ def build_app(
     (:mod:`flyswat.server.netinfo`). ``play_now_wait_ms``: how long a Play now table waits
     for players before bots take its free seats. ``node_id``, ``node_url``: this node of
     the cluster serving the store (:mod:`flyswat.server.cluster`), and where the others and
-    the clients reach it; ``redis_url``: who is alive and the lobby's list kept in Redis.
-    ``operator_secret``: opens the operator's routes (:mod:`flyswat.server.operator`).
+    the clients reach it; ``redis_url``: who is alive and the lobby's list kept in Redis,
+    under keys that begin with ``redis_prefix``; ``timings``: the cluster's beat and lease
+    (:class:`flyswat.server.settings.Timings`). ``operator_secret``: opens the operator's
+    routes (:mod:`flyswat.server.operator`).
     """
     limits = limits or Limits()
     store = Store(db_url, node=node_id)
-    shared = RedisShared(store.engine, redis_url) if redis_url else Shared(store.engine)
+    timings = timings or Timings()
+    shared = (
+        RedisShared(store.engine, redis_url, timings, redis_prefix)
+        if redis_url
+        else Shared(store.engine, timings)
+    )
     cluster = Cluster(store.engine, node_id, node_url, shared)
     runner = Runner(store, bot_pace=bot_pace, limits=limits, cluster=cluster)
     secret = cluster.secret()
@@ -393,74 +401,10 @@ def build_app(
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``flyswat serve``."""
-    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    parser.add_argument("--port", type=int, default=8000, help="port to listen on")
-    parser.add_argument("--db", default=DEFAULT_DB, help="sqlite:///FILE or postgresql://...")
-    parser.add_argument(
-        "--bot-pace", type=float, default=1.0, help="scale bots' pauses before revealing"
-    )
-    parser.add_argument(
-        "--gc",
-        choices=("tuned", "python"),
-        default="tuned",
-        help="garbage collector: tuned (survivors frozen every 5 s, a full collection every "
-        "2 min; docs/BENCHMARKS.md) or Python's own defaults",
-    )
-    parser.add_argument(
-        "--rtt-header-from",
-        default="",
-        metavar="ADDRS",
-        help="comma-separated addresses of trusted reverse proxies whose X-Flyswat-Rtt-Us "
-        "header (their round trip to the client, in us) is believed; off by default",
-    )
-    parser.add_argument(
-        "--trusted-proxies",
-        type=trusted_proxies,
-        default=(),
-        metavar="ADDRS",
-        help="comma-separated addresses or networks of the reverse proxies whose "
-        "X-Forwarded-For is believed (the per-address limits then key the client it names); "
-        "none by default (docs/DEPLOY.md)",
-    )
-    parser.add_argument(
-        "--operator-secret", default=None, metavar="SECRET",
-        help="opens GET /api/operator/fairplay to requests that carry it (Authorization: "
-        f"Bearer SECRET; at least 16 characters); or set {operator.SECRET_ENV}",
-    )  # fmt: skip
-    parser.add_argument(
-        "--play-now-wait",
-        type=float,
-        default=PLAY_NOW_WAIT_MS / 1000,
-        metavar="S",
-        help="seconds a Play now table waits for players before bots fill it (3 to 120)",
-    )
-    parser.add_argument(
-        "--workers",
-        type=int,
-        default=None,
-        metavar="N",
-        help="worker processes on this machine, each a node over the same store (default: "
-        "the number of cores); worker i also listens on PORT+1+i (docs/DEPLOY.md)",
-    )
-    parser.add_argument(
-        "--redis", default=None, metavar="URL",
-        help="redis://… : the cluster's live nodes and lobby list in Redis (many machines)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--node-id", default=None, help="this node's name in the cluster (default: host:port)"
-    )
-    parser.add_argument(
-        "--advertise", default=None, metavar="URL",
-        help="where other nodes and clients reach this node (default: http://{host}:{port}; "
-        "{port} and {slot} stand for a worker's own port and number)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--log-format", choices=("text", "json"), default="text",
-        help="json: one JSON object per log line (structured logs)",
-    )  # fmt: skip
+    """The options of ``flyswat serve``: every field of :class:`flyswat.server.settings.Settings`,
+    each also read from its ``FLYSWAT_`` variable."""
+    settings.add_arguments(parser)
     parser.add_argument("--worker-slot", type=int, default=None, help=argparse.SUPPRESS)
-    add_limit_arguments(parser)  # one option per limit (docs/PROTOCOL.md, Limits)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -471,45 +415,44 @@ def run(args: argparse.Namespace) -> int:
 
     from flyswat.server import workers
 
-    count = args.workers if args.workers is not None else workers.default_workers()
-    if count < 1:
-        raise SystemExit("flyswat serve: --workers is at least 1")
+    conf = settings.Settings.from_args(args)
+    conf.check_extras()
+    count = conf.workers or workers.default_workers()
     if count > 1 and args.worker_slot is None:
-        db = make_url(args.db).render_as_string(hide_password=True)
-        print(f"flyswat: open http://{args.host}:{args.port}/  (store: {db}; {count} workers "
-              f"on ports {args.port + 1}-{args.port + count})", flush=True)  # fmt: skip
-        Store(args.db).close()  # the schema migrated once, before the workers open it
+        db = make_url(conf.db).render_as_string(hide_password=True)
+        print(f"flyswat: open http://{conf.host}:{conf.port}/  (store: {db}; {count} workers "
+              f"on ports {conf.port + 1}-{conf.port + count})", flush=True)  # fmt: skip
+        Store(conf.db).close()  # the schema migrated once, before the workers open it
         argv = sys.argv[sys.argv.index("serve") + 1 :] if "serve" in sys.argv else []
         return workers.supervise(_without_workers(argv), count)
-    limits = Limits.from_args(args)
-    fronts = frozenset(a.strip() for a in args.rtt_header_from.split(",") if a.strip())
-    wait_ms = round(min(120.0, max(3.0, args.play_now_wait)) * 1000)
-    tuned = args.gc == "tuned"
     slot = args.worker_slot
     listen: list[sockets.socket] | None = None
-    port = args.port
+    port = conf.port
     if slot is not None:  # a worker: the shared public port, and its own
         workers.die_with_parent()
-        port = args.port + 1 + slot
-        listen = [workers.listening(args.host, args.port, shared=True),
-                  workers.listening(args.host, port, shared=False)]  # fmt: skip
-    node_id = args.node_id or f"{sockets.gethostname()}:{port}"
-    if args.node_id and slot is not None:
-        node_id = f"{args.node_id}/{slot}"
-    url = (args.advertise or "http://{host}:{port}").format(
-        host=args.host, port=port, slot="" if slot is None else slot
+        port = conf.port + 1 + slot
+        listen = [workers.listening(conf.host, conf.port, shared=True),
+                  workers.listening(conf.host, port, shared=False)]  # fmt: skip
+    node_id = conf.node_id or f"{sockets.gethostname()}:{port}"
+    if conf.node_id and slot is not None:
+        node_id = f"{conf.node_id}/{slot}"
+    url = (conf.advertise or "http://{host}:{port}").format(
+        host=conf.host, port=port, slot="" if slot is None else slot
     )
-    _logging(args.log_format)
-    app = build_app(args.db, bot_pace=args.bot_pace, own_process=tuned, limits=limits,
-                    rtt_fronts=fronts, play_now_wait_ms=wait_ms, node_id=node_id,
-                    node_url=url, redis_url=args.redis,
-                    operator_secret=operator.operator_secret(args.operator_secret))  # fmt: skip
+    _logging(conf.log_format)
+    app = build_app(conf.db, bot_pace=conf.bot_pace, own_process=conf.gc == "tuned",
+                    limits=conf.limits, rtt_fronts=conf.rtt_header_from,
+                    play_now_wait_ms=round(conf.play_now_wait_s * 1000), node_id=node_id,
+                    node_url=url, redis_url=conf.redis, redis_prefix=conf.redis_prefix,
+                    timings=conf.timings,
+                    operator_secret=operator.operator_secret(conf.operator_secret))  # fmt: skip
     if slot is None:
-        db = make_url(args.db).render_as_string(hide_password=True)
-        print(f"flyswat: open http://{args.host}:{args.port}/  (store: {db}; node {node_id})",
+        db = make_url(conf.db).render_as_string(hide_password=True)
+        print(f"flyswat: open http://{conf.host}:{conf.port}/  (store: {db}; node {node_id})",
               flush=True)  # fmt: skip
-    serve(app, args.host, args.port, limits, sockets=listen, before_shutdown=app.state.hand_over,
-          proxies=args.trusted_proxies)  # fmt: skip
+    serve(app, conf.host, conf.port, conf.limits, sockets=listen,
+          before_shutdown=app.state.hand_over,
+          proxies=tuple(sorted(conf.trusted_proxies)))  # fmt: skip
     return 0
 
 

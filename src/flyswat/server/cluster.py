@@ -7,8 +7,9 @@ store can refuse the events of a node that lost a table (:meth:`flyswat.server.s
 write_batch` checks it in the same transaction): a node paused past its lease cannot write
 over the node that took its tables.
 
-Two things are shared besides: which nodes are alive (each beats every :data:`BEAT_S`; one
-silent for :data:`DEAD_AFTER_S` is dead, and any live node may adopt its tables) and the
+Two things are shared besides: which nodes are alive (each beats every ``beat_s``; one
+silent for ``dead_after_s`` is dead, and any live node may adopt its tables: the
+:class:`~flyswat.server.settings.Timings`, settings of every node) and the
 lobby's list of open public tables. By default both live in the store too (the embedded
 SQLite file for ``flyswat serve --workers N``, or PostgreSQL); with ``--redis`` they live in
 Redis (:class:`RedisShared`), which takes the beats and the lobby's polls off the database.
@@ -37,14 +38,10 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
+from flyswat.server.settings import Timings
 from flyswat.server.store import meta, nodes, owners, tables, write_lock
 
 log = logging.getLogger("flyswat.server")
-
-#: A node beats this often (seconds) ...
-BEAT_S = 1.0
-#: ... and is taken for dead, its tables free to adopt, after this long without a beat.
-DEAD_AFTER_S = 3.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,10 +65,11 @@ class Listing:
 
 class Shared:
     """What the nodes share besides ownership — who is alive, the lobby's list — kept in
-    the store's database."""
+    the store's database. ``timings``: when a silent node is dead."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, timings: Timings | None = None) -> None:
         self.engine = engine
+        self.timings = timings or Timings()
 
     def beat(self, node: str, url: str, now: float, state: str = "up") -> None:
         """``node`` is alive at ``url`` (``state``: up, draining, down)."""
@@ -87,7 +85,7 @@ class Shared:
         with self.engine.connect() as conn:
             rows = conn.execute(
                 select(nodes.c.id, nodes.c.url).where(
-                    nodes.c.seen > now - DEAD_AFTER_S, nodes.c.state != "down"
+                    nodes.c.seen > now - self.timings.dead_after_s, nodes.c.state != "down"
                 )
             )
             return {r[0]: r[1] for r in rows}
@@ -124,21 +122,26 @@ class Shared:
 
 class RedisShared(Shared):
     """Who is alive and the lobby's list in Redis (``--redis``): a key per node that
-    expires :data:`DEAD_AFTER_S` after its last beat, and one hash of listed tables."""
+    expires ``dead_after_s`` after its last beat, and one hash of listed tables; every key
+    begins with ``prefix`` (clusters that share a Redis database each have their own)."""
 
-    PREFIX = "flyswat:"
+    def __init__(
+        self, engine: Engine, url: str, timings: Timings | None = None, prefix: str = "flyswat:"
+    ) -> None:
+        from flyswat.extras import require
 
-    def __init__(self, engine: Engine, url: str) -> None:
+        require("cluster", "--redis", "redis")
         import redis
 
-        super().__init__(engine)
+        super().__init__(engine, timings)
+        self.prefix = prefix
         self.redis: Any = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
         self.errors = (redis.RedisError, OSError)
         self.redis.ping()
         self._publish = self.redis.register_script(self.PUBLISH)
 
     def _k(self, name: str) -> str:
-        return self.PREFIX + name
+        return self.prefix + name
 
     def beat(self, node: str, url: str, now: float, state: str = "up") -> None:
         super().beat(node, url, now, state)  # the store keeps the beats too: the last word
@@ -149,7 +152,7 @@ class RedisShared(Shared):
                 pipe.delete(self._k(f"node:{node}"))
             else:
                 key, value = self._k(f"node:{node}"), f"{state} {url}"
-                pipe.set(key, value, px=round(DEAD_AFTER_S * 1000))
+                pipe.set(key, value, px=round(self.timings.dead_after_s * 1000))
             pipe.execute()
         except self.errors:
             log.warning("Redis did not take this node's beat; the store did")
@@ -242,16 +245,19 @@ class Cluster:
     """This node: its id and URL, the tables it owns, and what it shares with the others.
 
     ``clock``: wall-clock seconds (nodes on different machines compare them: keep their
-    clocks synchronised, as NTP does, well within :data:`DEAD_AFTER_S`).
+    clocks synchronised, as NTP does, well within ``dead_after_s``). ``timings``: its beat
+    and lease (those of ``shared`` when it is given).
     """
 
     def __init__(
-        self, engine: Engine, node: str, url: str, shared: Shared | None = None, clock: Any = None
-    ) -> None:
+        self, engine: Engine, node: str, url: str, shared: Shared | None = None, clock: Any = None,
+        timings: Timings | None = None,
+    ) -> None:  # fmt: skip
         self.engine = engine
         self.node = node
         self.url = url
-        self.shared = shared or Shared(engine)
+        self.shared = shared or Shared(engine, timings)
+        self.timings = self.shared.timings
         self.clock = clock or time.time
         self.state = "up"
         #: The live nodes at the last :meth:`beat`.
@@ -268,7 +274,8 @@ class Cluster:
         every table it holds has been checked against the store (:meth:`checked`): a node
         woken from a pause beats again at once, but its lease lapsed meanwhile, and the
         beat does not give back what another node adopted."""
-        return self.lapses != self._checked or time.monotonic() - self.beaten_at > DEAD_AFTER_S
+        silent = time.monotonic() - self.beaten_at
+        return self.lapses != self._checked or silent > self.timings.dead_after_s
 
     def checked(self, lapses: int) -> None:
         """Every table held was checked against the store, in a check begun when
@@ -282,7 +289,7 @@ class Cluster:
         now = self.clock()
         self.shared.beat(self.node, self.url, now, self.state)
         beaten_at = time.monotonic()
-        if beaten_at - self.beaten_at > DEAD_AFTER_S:
+        if beaten_at - self.beaten_at > self.timings.dead_after_s:
             self.lapses += 1  # the lease lapsed between the two beats
         self.beaten_at = beaten_at
         self.peers = self.shared.alive(now)
@@ -290,14 +297,16 @@ class Cluster:
             self.peers.setdefault(self.node, self.url)
         return self.peers
 
-    def start_beating(self, every_s: float = BEAT_S) -> None:
-        """Beat every ``every_s`` from a thread of its own: a node whose event loop is busy
+    def start_beating(self, every_s: float | None = None) -> None:
+        """Beat every ``every_s`` (by default the timings' ``beat_s``) from a thread of its
+        own: a node whose event loop is busy
         (overloaded, not dead) keeps its tables; only a process that stopped — killed,
         paused — goes silent."""
         self._stop = threading.Event()
+        every = every_s or self.timings.beat_s
 
         def run() -> None:
-            while not self._stop.wait(every_s):
+            while not self._stop.wait(every):
                 try:
                     self.beat()
                 except Exception:  # the store or Redis away for a moment: beat again
@@ -381,7 +390,7 @@ class Cluster:
             return False
         seen = conn.execute(select(nodes.c.seen, nodes.c.state).where(nodes.c.id == node)).first()
         # Its beats reach the store: alive (Redis may have lost its key).
-        return seen is None or seen[1] == "down" or seen[0] <= now - DEAD_AFTER_S
+        return seen is None or seen[1] == "down" or seen[0] <= now - self.timings.dead_after_s
 
     def mine_still(self, code: str) -> bool:
         """Does this node still own table ``code``, as the store says?"""

@@ -28,7 +28,7 @@ from flyswat.errors import FlyswatError, IllegalActionError, MalformedError
 from flyswat.server.frames import text_frame
 from flyswat.server.limits import Limits
 from flyswat.table.io import Message, Rtt
-from flyswat.table.seats import Bucket
+from flyswat.table.seats import message_bucket
 
 if TYPE_CHECKING:
     from flyswat.server.runner import Runner
@@ -82,7 +82,7 @@ class Link:
         self.dirty = False
         self.stalled = False  # fell too far behind: nothing more can reach it
         self.pings: dict[int, float] = {}
-        self.bucket = Bucket()  # pongs are rate-limited here, everything else by the table
+        self.bucket = message_bucket()  # pongs are rate-limited here, everything else by the table
         self.greeted = False
         self.closing: tuple[int, str] | None = None
         self.closed = False

@@ -6,7 +6,7 @@ ASGI middleware that apply them live in :mod:`flyswat.server.transport`.
 
 - :class:`Limits`: every setting, with its default, its ``flyswat serve`` option and its help
   (``docs/PROTOCOL.md``, section *Limits*, documents the same list).
-- :class:`TokenBucket` and :class:`AddressBuckets`: a rate per client address (requests,
+- :class:`AddressBuckets`: a :class:`~flyswat.bucket.TokenBucket` per client address (requests,
   tables created, WebSocket connects), in memory bounded by ``max_addresses``.
 - :class:`AddressCounter`: connections open per client address, under a cap.
 - :class:`RepeatFilter`: a :class:`logging.Filter` that lets a few identical records through
@@ -24,6 +24,11 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field, fields
 from typing import Any
+
+from flyswat.bucket import TokenBucket
+from flyswat.options import add_options, build, values
+
+__all__ = ["AddressBuckets", "AddressCounter", "Limits", "RepeatFilter", "TokenBucket"]
 
 #: Addresses whose buckets are kept at most (idle ones are dropped first).
 MAX_ADDRESSES = 10_000
@@ -137,62 +142,15 @@ class Limits:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Limits:
-        """The limits given on the command line (see :func:`add_arguments`)."""
-        values = {f.name: getattr(args, f.name) for f in fields(cls)}
-        values["exempt"] = frozenset(values["exempt"] or ())
-        return cls(**values)
+        """The limits given on the command line or in the environment (see
+        :func:`add_arguments`)."""
+        limits: Limits = build(cls, **values(cls, args))
+        return limits
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """One option per field of :class:`Limits`, with its default."""
-    group = parser.add_argument_group("limits (docs/PROTOCOL.md, Limits)")
-    for f in fields(Limits):
-        flag, text = f.metadata["flag"], f.metadata["help"]
-        if f.name == "exempt":
-            group.add_argument(flag, dest=f.name, action="append", default=[], help=text,
-                               metavar="ADDRESS")  # fmt: skip
-            continue
-        kind = type(f.default)
-        metavar = "S" if f.name.endswith("_s") else ("R" if kind is float else "N")
-        group.add_argument(flag, dest=f.name, type=kind, default=f.default, metavar=metavar,
-                           help=f"{text} (default {f.default})")  # fmt: skip
-
-
-@dataclass(slots=True)
-class TokenBucket:
-    """``burst`` tokens, refilled at ``rate`` per second; each allowed event takes one."""
-
-    rate: float
-    burst: float
-    tokens: float
-    stamp: float
-
-    @classmethod
-    def full(cls, rate: float, burst: float, now: float) -> TokenBucket:
-        """A bucket with every token, as of ``now``."""
-        return cls(rate, burst, burst, now)
-
-    def _refill(self, now: float) -> None:
-        if now > self.stamp:
-            self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
-            self.stamp = now
-
-    def take(self, now: float, cost: float = 1.0) -> bool:
-        """Take ``cost`` tokens if there are that many at ``now``; whether it could."""
-        self._refill(now)
-        if self.tokens < cost:
-            return False
-        self.tokens -= cost
-        return True
-
-    def wait(self, now: float, cost: float = 1.0) -> float:
-        """Seconds from ``now`` until ``cost`` tokens are there (0 when they are now)."""
-        self._refill(now)
-        return max(0.0, (cost - self.tokens) / self.rate)
-
-    def full_at(self) -> float:
-        """When the bucket is full again if nothing more is taken."""
-        return self.stamp + (self.burst - self.tokens) / self.rate
+    """One option per field of :class:`Limits`, with its variable and its default."""
+    add_options(parser.add_argument_group("limits (docs/PROTOCOL.md, Limits)"), Limits)
 
 
 class AddressBuckets:

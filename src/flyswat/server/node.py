@@ -29,7 +29,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from flyswat.server.cluster import BEAT_S, Cluster, Owner
+from flyswat.server.cluster import Cluster, Owner
 from flyswat.server.runner import Runner
 from flyswat.server.transport import error_body
 
@@ -39,11 +39,6 @@ CLIENT_HEADER = "x-flyswat-client"
 SECRET_HEADER = "x-flyswat-secret"
 #: The headers of a forwarded request's answer passed back to the client.
 PASSED_HEADERS = ("content-type", "retry-after", "x-flyswat-node-url")
-#: The lobby entries of this node are published this often (seconds).
-PUBLISH_S = 0.5
-#: Ownership is checked against the store every this many beats (a lost table is found at
-#: its next write in any case: the store's fence).
-CHECK_EVERY = 5
 
 
 def _wild(host: str | None) -> bool:
@@ -134,10 +129,12 @@ class TrustedForward:
         await self.app(scope, receive, send)
 
 
-async def keep(runner: Runner, cluster: Cluster, beat_s: float = BEAT_S) -> None:
+async def keep(runner: Runner, cluster: Cluster, beat_s: float | None = None) -> None:
     """This node's part of the cluster, for as long as it serves (its beats come from a
-    thread: :meth:`Cluster.start_beating`): every ``beat_s``, its share of the tables whose
-    node died, and tables it lost let go."""
+    thread: :meth:`Cluster.start_beating`): every ``beat_s`` (the timings' by default), its
+    share of the tables whose node died; and, every ``check_every`` beats, the tables it
+    lost let go (a lost table is found at its next write in any case: the store's fence)."""
+    beat_s = beat_s or cluster.timings.beat_s
     beats = 0
     while True:
         await asyncio.sleep(beat_s)
@@ -152,7 +149,7 @@ async def keep(runner: Runner, cluster: Cluster, beat_s: float = BEAT_S) -> None
                     log.info("adopted table %s", code)
                     runner.find(code)
             beats += 1
-            if stalled or beats % CHECK_EVERY == 0:
+            if stalled or beats % cluster.timings.check_every == 0:
                 await let_go(runner, cluster)
         except Exception:  # the store or Redis is away for a moment: beat again next time
             log.exception("the cluster's beat failed")
@@ -175,8 +172,10 @@ async def let_go(runner: Runner, cluster: Cluster) -> None:
     cluster.checked(lapses)
 
 
-async def publish(runner: Runner, cluster: Cluster, every_s: float = PUBLISH_S) -> None:
-    """Keep this node's open public tables in the shared lobby list."""
+async def publish(runner: Runner, cluster: Cluster, every_s: float | None = None) -> None:
+    """Keep this node's open public tables in the shared lobby list, published every
+    ``every_s`` (the timings' ``publish_s`` by default)."""
+    every_s = every_s or cluster.timings.publish_s
     while True:
         await asyncio.sleep(every_s)
         changes = runner.lobby_changes()

@@ -29,7 +29,7 @@ from pydantic import ValidationError
 
 from flyswat import protocol as p
 from flyswat.errors import FlyswatError, IllegalActionError
-from flyswat.server.cluster import DEAD_AFTER_S, Cluster, Owner
+from flyswat.server.cluster import Cluster, Owner
 from flyswat.server.connection import Link, Pinger
 from flyswat.server.frames import text_frame
 from flyswat.server.limits import Limits
@@ -269,13 +269,14 @@ class Runner:
         live = sorted(peers)
         rank = live.index(self.cluster.node) if self.cluster.node in live else 0
         now = time.time()
+        patience = 2 * self.cluster.timings.dead_after_s  # then anyone takes it
         taken = []
         seen = set()
         for code, owner in self.cluster.orphans(live):
             seen.add(code)
             first = self._orphaned.setdefault(code, now)
             share = _spread(code, len(live)) == rank
-            if (everyone or share or now - first > 2 * DEAD_AFTER_S) and self.cluster.adopt(
+            if (everyone or share or now - first > patience) and self.cluster.adopt(
                 code, dead=[owner] if owner is not None else []
             ):
                 taken.append(code)

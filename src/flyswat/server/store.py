@@ -44,6 +44,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection, Engine
 
+from flyswat.extras import require
 from flyswat.server import players_store
 from flyswat.table import events as ev
 from flyswat.table.events import Event, data_of, parse
@@ -112,9 +113,11 @@ _SET_STATE = update(tables).where(tables.c.code == bindparam("key"))
 
 
 def engine_url(url: str) -> str:
-    """The SQLAlchemy URL for ``url``: ``postgresql://`` goes through psycopg (version 3)."""
+    """The SQLAlchemy URL for ``url``: ``postgresql://`` goes through psycopg (version 3),
+    which the ``postgres`` extra installs (raises ``missing_extra`` naming it if absent)."""
     for prefix in ("postgresql://", "postgres://"):
         if url.startswith(prefix):
+            require("postgres", "a PostgreSQL store (--db postgresql://…)", "psycopg")
             return "postgresql+psycopg://" + url[len(prefix) :]
     return url
 

@@ -420,23 +420,6 @@ class FlyswatWebSocket(WebSocketsSansIOProtocol):
             receiver.closed()
 
 
-def trusted_proxies(text: str) -> tuple[str, ...]:
-    """The addresses or networks of ``--trusted-proxies`` ("10.0.0.1,10.1.0.0/16"), as
-    uvicorn takes them; raises :class:`argparse.ArgumentTypeError` naming what is not one."""
-    import argparse
-    import ipaddress
-
-    found = []
-    for part in (p.strip() for p in text.split(",")):
-        if not part:
-            continue
-        try:
-            found.append(str(ipaddress.ip_network(part, strict=False)))
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{part!r} is not an address or network") from None
-    return tuple(found)
-
-
 def uvicorn_config(
     limits: Limits, nofile: int | None = None, proxies: tuple[str, ...] = ()
 ) -> dict[str, Any]:
@@ -444,7 +427,7 @@ def uvicorn_config(
 
     ``nofile`` is the descriptor limit the connection cap is derived from (default: this
     process's own). ``proxies``: the peers whose ``X-Forwarded-For`` is believed
-    (:func:`trusted_proxies`); none by default — uvicorn's own default believes any
+    (``--trusted-proxies``); none by default — uvicorn's own default believes any
     loopback peer, so behind a proxy on the same host every client could name its own
     address for the per-address limits. Each call makes protocol classes of their own, so
     that two servers in one process share nothing.

@@ -25,9 +25,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from rich.console import Console
-from rich.progress import MofNCompleteColumn, Progress, TimeElapsedColumn
-
 from flyswat import bots
 from flyswat.engine import Game
 from flyswat.errors import FlyswatError, MalformedError
@@ -309,8 +306,12 @@ def run(args: argparse.Namespace) -> int:
             from flyswat.sim.fast.command import run as run_fast
 
             return run_fast(args)
+        require("sim", "flyswat simulate", "rich")
         if args.plot is not None:
             require("sim", "flyswat simulate --plot", "matplotlib")
+        from rich.console import Console
+        from rich.progress import MofNCompleteColumn, Progress, TimeElapsedColumn
+
         rules = Rules(seats=args.seats, remove=args.remove)
         levels = [s.strip() for s in args.bots.split(",") if s.strip()]
         seat_levels(levels, rules.seats)

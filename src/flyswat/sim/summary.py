@@ -7,9 +7,10 @@ the other.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from rich.console import Group, RenderableType
-from rich.table import Table
+if TYPE_CHECKING:
+    from rich.console import RenderableType
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +41,10 @@ class Summary:
     rounds: tuple[float, int, int]
 
     def render(self) -> RenderableType:
-        """The summary as rich tables."""
+        """The summary as rich tables (the ``sim`` extra)."""
+        from rich.console import Group
+        from rich.table import Table
+
         table = Table(title=f"{self.games} bot games")
         for name in ("", "seat-games", "win share", "points", "flies won", "wrong slaps"):
             table.add_column(name, justify="left" if not name else "right")

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from flyswat.arbiter import Link
+from flyswat.bucket import TokenBucket
 from flyswat.errors import MalformedError
 from flyswat.protocol import MAX_NAME
 
@@ -26,23 +27,10 @@ MAX_ERRORS = 20
 ERROR_WINDOW_MS = 10_000.0
 
 
-class Bucket:
-    """A token bucket on the table's clock: :meth:`take` is False when it is empty."""
-
-    def __init__(self, rate_per_s: float = RATE_PER_S, burst: float = BURST) -> None:
-        self.rate, self.burst = rate_per_s, burst
-        self.tokens = burst
-        self.at: float | None = None
-
-    def take(self, now: float) -> bool:
-        """Take one token at ``now`` (ms); False when none is left."""
-        if self.at is not None:
-            self.tokens = min(self.burst, self.tokens + (now - self.at) / 1000 * self.rate)
-        self.at = now
-        if self.tokens < 1:
-            return False
-        self.tokens -= 1
-        return True
+def message_bucket() -> TokenBucket:
+    """The token bucket of one connection or one seat, on the table's clock (ms):
+    :data:`RATE_PER_S` messages a second, :data:`BURST` at once."""
+    return TokenBucket.fresh(RATE_PER_S / 1000, BURST)
 
 
 @dataclass(eq=False)
@@ -51,7 +39,7 @@ class Conn:
 
     id: int
     seat: int | None
-    bucket: Bucket = field(default_factory=Bucket)
+    bucket: TokenBucket = field(default_factory=message_bucket)
     errors: deque[float] = field(default_factory=deque)
 
     def erred(self, now: float) -> bool:
@@ -76,7 +64,7 @@ class Seat:
     ready: bool = False
     conn: int | None = None
     link: Link = field(default_factory=Link)  # what the server knows of its network
-    bucket: Bucket = field(default_factory=Bucket)
+    bucket: TokenBucket = field(default_factory=message_bucket)
     too_fast: int = 0
     reveals: int = 0  # this game's reveals by the player themself (not by the turn timer)
     away_since: float | None = None  # in the lobby: joined, and no connection since then
