@@ -39,6 +39,7 @@ class Joined(_Event):
     token_hash: str
     player: str | None = None  # the player's id, when they came with an identity
     rating: int | None = None  # their shown rating when they took the seat
+    bot: bool = False  # the player is a bot account (a program)
 
 
 class Released(_Event):
@@ -120,6 +121,7 @@ class Over(_Event):
     record: dict[str, Any] | None = None
     players: list[str | None] | None = None  # each seat's player id (None: a bot, no identity)
     too_fast: list[int] | None = None  # each seat's slaps refused as too fast in the game
+    takes_bots: bool = False  # the table took bot accounts: its people chose to meet them
 
 
 class Expired(_Event):

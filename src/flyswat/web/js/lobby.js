@@ -2,7 +2,7 @@
 
 import { playerName, seconds, t } from "./i18n.js";
 import { SEAT_COLOURS } from "./table.js";
-import { esc } from "./ui.js";
+import { botMark, esc } from "./ui.js";
 import { fillHtml, hostButtons, leaveButton, ratingPill } from "./rematch.js";
 
 function playerRow(p, mySeat, tb) {
@@ -23,7 +23,7 @@ function playerRow(p, mySeat, tb) {
   const you = p.seat === mySeat ? ` <em>(${esc(t("seat.you"))})</em>` : "";
   return `<li class="${p.kind === "human" && !p.joined ? "free" : ""}" style="--seat:${colour}" data-seat="${p.seat}">
     <span class="seat-no" style="background:${colour}">${p.seat + 1}</span>
-    <span class="who">${esc(name)}${you}</span>${ratingPill(p)}${pills.join("")}${hostButtons(tb, p, mySeat)}</li>`;
+    <span class="who">${esc(name)}${botMark(p.bot_account)}${you}</span>${ratingPill(p)}${pills.join("")}${hostButtons(tb, p, mySeat)}</li>`;
 }
 
 /** What the lobby still waits for, in words: the free seats, then who is not ready. */

@@ -47,6 +47,7 @@ export function liveScene(s, now) {
       name: p.name,
       kind: p.kind,
       level: p.level,
+      botAccount: !!p.bot_account,
       draw: v.draw_counts[i],
       won: v.won_counts[i],
       points: result ? result.points[i] : i === me ? ownPoints : undefined,
