@@ -1,10 +1,11 @@
 """The optional extras: what a plain install (the server) leaves out, and a clear error when a
 command needs it.
 
-``pip install flyswat`` installs the game, the server and the reference simulator. Two extras
-add the rest (``pyproject.toml``): ``sim`` (numpy, numba, matplotlib: ``flyswat simulate
---fast`` and ``--plot``, the balance study) and ``env`` (numpy, numba, Gymnasium, PettingZoo:
-:mod:`flyswat.env`). The development group pulls both, so ``uv run`` has everything.
+``pip install flyswat`` installs the game, the server and the reference simulator. Three
+extras add the rest (``pyproject.toml``): ``sim`` (numpy, numba, matplotlib: ``flyswat
+simulate --fast`` and ``--plot``, the balance study), ``env`` (numpy, numba, Gymnasium,
+PettingZoo: :mod:`flyswat.env`) and ``ray`` (``flyswat simulate --ray``, the balance study on
+a cluster). The development group pulls all three, so ``uv run`` has everything.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from flyswat.errors import IllegalActionError
 EXTRAS: dict[str, tuple[str, ...]] = {
     "sim": ("numpy", "numba", "matplotlib"),
     "env": ("numpy", "numba", "gymnasium", "pettingzoo"),
+    "ray": ("ray",),
 }
 
 
