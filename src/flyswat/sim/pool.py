@@ -16,10 +16,11 @@ at once (every CPU of the cluster when None).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any, TypeVar
 
@@ -62,6 +63,35 @@ def run_chunks(
     return [results[k] for k in range(len(work))]
 
 
+@contextlib.contextmanager
+def ray_session(address: str, jobs: int | None = None) -> Iterator[None]:
+    """Ray connected for the block: a local instance of ``jobs`` CPUs started (and stopped
+    after) for ``"local"``, else the cluster at ``address``; already connected, as it is.
+    :func:`run_chunks` inside the block uses it rather than starting its own."""
+    from flyswat.extras import require
+
+    require("ray", "flyswat simulate --ray", "ray")
+    local = address == "local"
+    if local:  # workers here share the driver's environment: no `uv run` each
+        os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")  # read as ray is imported
+    import ray
+
+    if ray.is_initialized():
+        yield
+        return
+    ray.init(
+        address=None if local else address,
+        num_cpus=jobs if local else None,
+        include_dashboard=False,
+        log_to_driver=False,
+        logging_level=logging.WARNING,
+    )
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
 def _on_ray(
     func: Callable[[T], R],
     work: Sequence[T],
@@ -69,24 +99,9 @@ def _on_ray(
     address: str,
     done: Callable[[int], None] | None,
 ) -> list[R]:
-    from flyswat.extras import require
+    with ray_session(address, jobs):
+        import ray
 
-    require("ray", "flyswat simulate --ray", "ray")
-    if address == "local":  # workers here share the driver's environment: no `uv run` each
-        os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")  # read as ray is imported
-    import ray
-
-    started = not ray.is_initialized()
-    if started:
-        local = address == "local"
-        ray.init(
-            address=None if local else address,
-            num_cpus=jobs if local else None,
-            include_dashboard=False,
-            log_to_driver=False,
-            logging_level=logging.WARNING,
-        )
-    try:
         resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
         cap = jobs or max(1, int(resources.get("CPU", 1)))
         task = ray.remote(num_cpus=1)(func)
@@ -106,6 +121,3 @@ def _on_ray(
             if done:
                 done(k)
         return [results[k] for k in range(len(work))]
-    finally:
-        if started:
-            ray.shutdown()
