@@ -7,7 +7,8 @@ flood, tables it was not asked to)."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
+import runpy
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -21,18 +22,7 @@ from harness.server import running_server
 
 from .conftest import Live, Player, until_all_ready
 from .test_bad_input import SLOW, error_of, start, until_round
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-
-
-def register(live: Live, name: str) -> dict[str, Any]:
-    reply = live.post("/api/players", {"name": name})
-    assert reply.status_code == 201, reply.text
-    return dict(reply.json())
-
-
-def auth(who: dict[str, Any]) -> dict[str, str]:
-    return {"player": who["player"], "secret": who["secret"]}
+from .test_players import auth, register
 
 
 def bot_of(live: Live, owner: dict[str, Any], name: str) -> dict[str, Any]:
@@ -108,73 +98,69 @@ def test_a_bot_account_sits_only_where_the_table_takes_it_or_its_host_invited_it
     assert refused(bad) == (400, "bad_options")
 
 
-async def bot_duo(live: Live, bot_name: str = "Swatter") -> tuple[dict[str, Any], ...]:
-    """A two-seat table that takes bot accounts: Ana (host) and a bot account of hers."""
+@pytest.fixture
+async def bot_duo(live: Live) -> AsyncIterator[tuple[Player, Player, str]]:
+    """A two-seat table that takes bot accounts, in the lobby, both connected: Ana (host,
+    seat 0) and a bot account of hers (seat 1)."""
     ana = await asyncio.to_thread(register, live, "Ana")
-    bot = await asyncio.to_thread(bot_of, live, ana, bot_name)
+    bot = await asyncio.to_thread(bot_of, live, ana, "Swatter")
     body = {**auth(ana), "name": "Ana", "seats": 2, "bot_accounts": True, **SLOW}
     host = (await asyncio.to_thread(live.post, "/api/tables", body)).json()
     path = f"/api/tables/{host['code']}/join"
     seat = (await asyncio.to_thread(live.post, path, {**auth(bot), "name": "x"})).json()
-    return host, seat
+    async with (
+        Player.connect(live.ws, host["code"], host["token"]) as ana_player,
+        Player.connect(live.ws, host["code"], seat["token"]) as bot_player,
+    ):
+        yield ana_player, bot_player, host["code"]
 
 
 @pytest.mark.anyio
-async def test_a_bot_account_that_forges_its_times_is_refused_and_flagged_r21(live: Live) -> None:
-    host, seat = await bot_duo(live)
-    async with (
-        Player.connect(live.ws, host["code"], host["token"]) as ana,
-        Player.connect(live.ws, host["code"], seat["token"]) as bot,
-    ):
-        started = await start(ana, bot)
-        shown = await until_round(ana, bot, started["view"], least=2)
-        a, b = shown["view"]["centre"][:2]
-        # At once, claiming a person's 300 ms; then claiming 60 ms: both under the floor.
-        assert await error_of(bot, type="slap", card=a, ms=300, turn=shown["turn"]) == "too_fast"
-        assert await error_of(bot, type="slap", card=b, ms=60, turn=shown["turn"]) == "too_fast"
-        info = (await asyncio.to_thread(live.get, f"/api/tables/{host['code']}")).json()
-        assert [p["too_fast"] for p in info["players"]] == [0, 2]
-        assert info["players"][1]["bot_account"] is True
+async def test_a_bot_account_that_forges_its_times_is_refused_and_flagged_r21(
+    live: Live, bot_duo: tuple[Player, Player, str]
+) -> None:
+    ana, bot, code = bot_duo
+    started = await start(ana, bot)
+    shown = await until_round(ana, bot, started["view"], least=2)
+    a, b = shown["view"]["centre"][:2]
+    # Claims under the human floor (100 ms), whenever they are sent: refused, counted.
+    assert await error_of(bot, type="slap", card=a, ms=0, turn=shown["turn"]) == "too_fast"
+    assert await error_of(bot, type="slap", card=b, ms=60, turn=shown["turn"]) == "too_fast"
+    info = (await asyncio.to_thread(live.get, f"/api/tables/{code}")).json()
+    assert [p["too_fast"] for p in info["players"]] == [0, 2]
+    assert info["players"][1]["bot_account"] is True
 
 
 @pytest.mark.anyio
-async def test_a_bot_account_that_floods_is_rate_limited_as_anyone(live: Live) -> None:
-    host, seat = await bot_duo(live)
-    async with (
-        Player.connect(live.ws, host["code"], host["token"]) as ana,
-        Player.connect(live.ws, host["code"], seat["token"]) as bot,
-    ):
-        for _ in range(50):
-            await bot.send(type="ready")
-        codes = []
-        with pytest.raises(TimeoutError):
-            while True:
-                msg = await bot.recv(timeout=0.5)
-                if msg["type"] == "error":
-                    codes.append(msg["code"])
-        assert 1 <= len(codes) <= 20 and set(codes) == {"rate_limited"}
-        await start(ana, bot)  # the table still plays
-        with pytest.raises(ConnectionClosed) as closed:  # a flood closes its socket
-            for _ in range(500):
-                await bot.send(type="pong", id=0)
-            while True:
-                await bot.recv(timeout=5)
-        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
-
-
-def example(name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+async def test_a_bot_account_that_floods_is_rate_limited_as_anyone(
+    bot_duo: tuple[Player, Player, str],
+) -> None:
+    ana, bot, _ = bot_duo
+    for _ in range(50):
+        await bot.send(type="ready")
+    codes = []
+    with pytest.raises(TimeoutError):
+        while True:
+            msg = await bot.recv(timeout=0.5)
+            if msg["type"] == "error":
+                codes.append(msg["code"])
+    assert 1 <= len(codes) <= 20 and set(codes) == {"rate_limited"}
+    await start(ana, bot)  # the table still plays
+    with pytest.raises(ConnectionClosed) as closed:  # a flood closes its socket
+        for _ in range(500):
+            await bot.send(type="pong", id=0)
+        while True:
+            await bot.recv(timeout=5)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
 
 
 @pytest.mark.anyio
 async def test_an_example_agent_plays_a_whole_game_against_a_scripted_human_on_a_real_server(
     tmp_path: Path,
 ) -> None:
-    agent = example("table_agent").make_agent("search", pace="hard", seed=7)
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    make_agent = runpy.run_path(str(examples / "table_agent.py"))["make_agent"]
+    agent = make_agent("search", pace="hard", seed=7)
     with running_server(tmp_path / "f.db", args=["--bot-pace", "0.05"]) as (base, port, _):
         owner = await asyncio.to_thread(Account.register, base, "Ana")
         bot = await asyncio.to_thread(Account.register_bot, base, owner, "Swatter")
