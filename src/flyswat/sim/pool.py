@@ -26,6 +26,9 @@ from typing import Any, TypeVar
 
 from flyswat.errors import MalformedError
 
+#: A local Ray that did not come up in time (a busy machine) is started again this often.
+START_TRIES = 3
+
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -79,13 +82,21 @@ def ray_session(address: str, jobs: int | None = None) -> Iterator[None]:
     if ray.is_initialized():
         yield
         return
-    ray.init(
-        address=None if local else address,
-        num_cpus=jobs if local else None,
-        include_dashboard=False,
-        log_to_driver=False,
-        logging_level=logging.WARNING,
-    )
+    tries = START_TRIES if local else 1
+    for attempt in range(tries):
+        try:
+            ray.init(
+                address=None if local else address,
+                num_cpus=jobs if local else None,
+                include_dashboard=False,
+                log_to_driver=False,
+                logging_level=logging.WARNING,
+            )
+            break
+        except Exception as e:  # Ray's own, when its node is not up within its 30 s
+            ray.shutdown()
+            if attempt == tries - 1 or "timed out during startup" not in str(e):
+                raise
     try:
         yield
     finally:
