@@ -72,6 +72,7 @@ export function lobbyHtml(s, savedName = "") {
     t("lobby.factCards", { n: 112 - o.remove }),
     t("lobby.factWindow", { s: seconds(o.slap_window_ms) }),
     ...(o.turn_timeout_ms ? [t("lobby.factTurn", { s: seconds(o.turn_timeout_ms) })] : []),
+    ...(o.bot_accounts ? [t("lobby.factBotAccounts")] : []),
   ];
   return `<div class="page lobby">
     <section class="card-box">
