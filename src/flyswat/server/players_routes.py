@@ -268,8 +268,7 @@ class Players:
         table = next(held, None) or next(free, None)
         if table is None:
             return None
-        join = Join(name, pid, rating, key=secret)
-        seat, token = (await self.runner.act(table, join)).reply
+        seat, token = (await self.runner.act(table, Join(name, pid, rating, key=secret))).reply
         return _seated_reply(table, seat, token)
 
     def _matchmaker(self) -> Owner | None:
