@@ -20,6 +20,12 @@ the tables that ``docs/BALANCE.md`` quotes. Every figure there comes from::
 
     nice uv run python bench/balance.py               # about 6.6 million games, one core
     uv run python bench/balance.py --scale 0.01       # the same at 1/100 size: a quick look
+    uv run python bench/balance.py --ray              # the fast games on a local Ray cluster
+    uv run python bench/balance.py --ray auto         # ... or on the cluster this node is in
+
+With ``--ray`` (or ``--jobs N``), every ``simulate_fast`` call spreads its chunks of 50,000
+games over the cluster (or N processes); the numbers are the same (:mod:`flyswat.sim.pool`).
+The example policy's search (question 5) stays in this process.
 
 Seeds are fixed, so the same command gives the same numbers.
 """
@@ -27,6 +33,7 @@ Seeds are fixed, so the same command gives the same numbers.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import time
 from pathlib import Path
@@ -35,7 +42,18 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from flyswat.sim.fast import FastResult, simulate_fast, with_faster_hand
+from flyswat.sim.fast import FastResult, with_faster_hand
+from flyswat.sim.fast import simulate_fast as _simulate_fast
+from flyswat.sim.pool import ray_session
+
+#: Where the fast games are played: ``jobs`` and ``ray`` for every simulate_fast (main sets).
+WHERE: dict[str, Any] = {}
+
+
+def simulate_fast(*args: Any, **kwargs: Any) -> FastResult:
+    """:func:`flyswat.sim.fast.simulate_fast`, played where :data:`WHERE` says."""
+    return _simulate_fast(*args, **kwargs, **WHERE)
+
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "balance"
 Z = 1.96  # 95 % confidence intervals
@@ -270,8 +288,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0, help="fraction of the full size")
     parser.add_argument("--out", type=Path, default=OUT, help="folder for figures and JSON")
+    parser.add_argument("--jobs", type=int, default=None, help="processes, or Ray tasks at once")
+    parser.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                        help="on a Ray cluster: a local one, or the one at ADDRESS")  # fmt: skip
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    WHERE.update(jobs=args.jobs or (None if args.ray else 1), ray=args.ray)
+    with ray_session(args.ray, args.jobs) if args.ray else contextlib.nullcontext():
+        study(args)
+
+
+def study(args: argparse.Namespace) -> None:
+    """The studies at ``args.scale``, written to ``args.out``."""
     started = time.perf_counter()
     n = max(100, int(400_000 * args.scale))
     results = {

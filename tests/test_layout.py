@@ -22,8 +22,10 @@ ALLOWED: dict[str, set[str]] = {
     "bucket": set(),
     "options": set(),
     "table": {"core", "record", "arbiter", "bots", "protocol", "wire", "players", "bucket"},
+    "fairplay": set(),
     "server": {"core", "record", "arbiter", "bots", "protocol", "wire", "table", "players"}
-    | {"bucket", "options", "extras"},
+    | {"bucket", "options", "extras", "fairplay"},
+    "client": {"core", "bots", "wire", "env"},
     "extras": {"core"},
     "sim": {"core", "record", "bots", "extras"},
     "env": {"core", "record", "bots", "sim"},

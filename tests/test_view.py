@@ -233,3 +233,11 @@ def test_r10_the_revealer_learns_the_card_no_sooner_and_no_more_than_anyone_else
     assert all(out["last_card"] == "B4-2" and out["centre"] == ["R1-1", "B4-2"] for out in after)
     # Apart from whose view it is, every seat's view is the same, the revealer's included.
     assert len({json.dumps({**out, "seat": None}) for out in after}) == 1
+
+
+@pytest.mark.parametrize("stage", [_mid_round, _over])
+def test_a_view_sent_as_json_reads_back_as_the_same_view(staged: Stage, stage: Any) -> None:
+    """What a client is sent turns back into the seat's :class:`View` (flyswat.client)."""
+    game = stage(staged)
+    for seat in (0, 1, None):
+        assert View.from_json(sent(game, seat)) == view(game, seat)

@@ -94,6 +94,15 @@ CODES: dict[str, ErrorCode] = _codes(
     ("name_taken", _I, 409, True, "every tagged form of that name is taken: choose another"),
     ("bad_secret", _I, 403, True, "that is not this player's secret"),
     ("bad_claim", _I, 403, True, "no identity has that claim code, or it is spent"),
+    (
+        "bots_not_allowed",
+        _I,
+        403,
+        True,
+        "a bot account where the table takes none and its host invited none",
+    ),
+    ("not_a_person", _I, 403, True, "a bot account cannot register bot accounts"),
+    ("too_many_bots", _I, 409, True, "the owner has as many bot accounts as one may"),
     # -- play --------------------------------------------------------------------------
     ("not_started", _I, 409, True, "the game has not started"),
     ("game_over", _I, 409, True, "the game is over"),

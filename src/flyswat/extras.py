@@ -4,9 +4,9 @@ command needs it.
 ``pip install flyswat`` installs the game and the server, on its embedded SQLite store. The
 extras add the rest (``pyproject.toml``): ``sim`` (rich, numpy, numba, matplotlib: ``flyswat
 simulate``, its ``--fast`` kernel and ``--plot``, the balance study), ``env`` (numpy, numba,
-Gymnasium, PettingZoo: :mod:`flyswat.env`), ``postgres`` (psycopg: ``--db postgresql://…``)
-and ``cluster`` (redis: ``--redis``). The development group pulls them all, so ``uv run`` has
-everything.
+Gymnasium, PettingZoo: :mod:`flyswat.env`), ``postgres`` (psycopg: ``--db postgresql://…``),
+``cluster`` (redis: ``--redis``) and ``ray`` (``flyswat simulate --ray``, the balance study on
+a cluster). The development group pulls them all, so ``uv run`` has everything.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "env": ("numpy", "numba", "gymnasium", "pettingzoo"),
     "postgres": ("psycopg",),
     "cluster": ("redis",),
+    "ray": ("ray",),
 }
 
 

@@ -175,6 +175,13 @@ class TableOptions(_Model):
         None, ge=3000, le=120_000,
         description="after this long in the lobby, bots take the free seats and the game starts",
     )  # fmt: skip
+    bot_accounts: bool = Field(
+        False, description="bot accounts (programs) may join; those who sit here chose it"
+    )
+    invite: list[str] = Field(
+        default_factory=list, max_length=MAX_SEATS - 1,
+        description="ids of bot accounts the host invites (the table need not take any other)",
+    )  # fmt: skip
 
 
 class PlayerInfo(_Model):
@@ -192,6 +199,7 @@ class PlayerInfo(_Model):
     player: str | None = Field(None, description="the player's id, when they have an identity")
     rating: int | None = Field(None, description="shown rating (a bot's is its level's)")
     rematch: bool = Field(False, description="at the end: accepted another game")
+    bot_account: bool = Field(False, description="a bot account: a program, not a person")
 
 
 class TableInfo(_Model):
@@ -288,12 +296,22 @@ class PlayerAuth(_Model):
     secret: str = Field(max_length=64)
 
 
+class NewBot(_Model):
+    """``POST /api/bots``: the owner's own identity, and the bot account's name."""
+
+    player: str = Field(max_length=64)
+    secret: str = Field(max_length=64)
+    name: str = Field(min_length=1, max_length=MAX_NAME)
+
+
 class Identity(_Model):
-    """Reply to ``POST /api/players`` and ``POST /api/players/claim``: keep the secret."""
+    """Reply to ``POST /api/players``, ``POST /api/players/claim`` and ``POST /api/bots``:
+    keep the secret. ``bot``: this identity is a bot account."""
 
     player: str
     secret: str
     name: str
+    bot: bool = False
 
 
 class ClaimCode(_Model):
@@ -331,6 +349,8 @@ class Profile(_Model):
     flies: int
     too_fast: int
     reaction_ms: int | None = Field(description="mean effective time of their accepted slaps")
+    bot: bool = Field(False, description="a bot account: a program, ranked on its own board")
+    owner: str | None = Field(None, description="a bot account's: the id of its owner")
 
 
 class PlayedGame(_Model):
@@ -374,10 +394,12 @@ class Leader(_Model):
     games: int
     rated_games: int
     provisional: bool = Field(False, description=_PROVISIONAL)
+    bot: bool = False
 
 
 class Leaderboard(_Model):
-    """``GET /api/leaderboard[?offset=N&limit=N]``."""
+    """``GET /api/leaderboard[?offset=N&limit=N&pool=bots]``: the people's, or the bot
+    accounts' own board."""
 
     players: list[Leader]
     total: int
@@ -393,6 +415,7 @@ class GameSeat(_Model):
     level: str | None
     flagged: bool
     name: str | None = None
+    bot: bool | None = None
     rated: bool | None = None
     rating_before: int | None = None
     rating_after: int | None = None
@@ -710,6 +733,7 @@ def json_schema() -> dict[str, Any]:
         NewPlayer,
         PlayerAuth,
         Identity,
+        NewBot,
         ClaimCode,
         Claim,
         Profile,

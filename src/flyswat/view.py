@@ -140,6 +140,40 @@ class View:
             out["revealed_removed"] = cards(self.revealed_removed)
         return out
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> View:
+        """The view :meth:`to_json` wrote (what a client is sent, and puts back together
+        from the lean wire: :class:`flyswat.wire.Assembler`). Raises :class:`MalformedError`
+        for a card that is not one, and ``KeyError`` for a missing field."""
+
+        def cards(texts: list[str]) -> tuple[Card, ...]:
+            return tuple(Card.parse(c) for c in texts)
+
+        def pairs(ps: list[dict[str, Any]]) -> tuple[tuple[int, Card], ...]:
+            return tuple((int(x["seat"]), Card.parse(x["card"])) for x in ps)
+
+        r, lr, res = data["round"], data["last_round"], data["result"]
+        draw, won, removed = data["revealed_draw"], data["revealed_won"], data["revealed_removed"]
+        return cls(
+            seat=data["seat"], seats=int(data["seats"]), hands=int(data["hands"]),
+            to_move=int(data["to_move"]), turn=int(data["turn"]),
+            draw_counts=tuple(data["draw_counts"]), won_counts=tuple(data["won_counts"]),
+            won=cards(data["won"]), centre=cards(data["centre"]), box=cards(data["box"]),
+            last_card=Card.parse(data["last_card"]) if data["last_card"] else None,
+            round=OpenRoundView(Card.parse(r["trigger"]), int(r["seat"]), tuple(r["laid"]),
+                                cards(r["mine"]), bool(r["done"])) if r else None,
+            last_round=RoundView(Card.parse(lr["trigger"]), int(lr["seat"]),
+                                 tuple(lr["allowed"]), pairs(lr["slaps"]), pairs(lr["won"]),
+                                 pairs(lr["penalties"])) if lr else None,
+            over=bool(data["over"]),
+            result=Result(tuple(res["points"]), tuple(res["flies"]), tuple(res["places"]))
+            if res else None,
+            revealed_draw=tuple(cards(p) for p in draw) if draw is not None else None,
+            revealed_won=tuple(cards(p) for p in won) if won is not None else None,
+            removed=int(data.get("removed", 0)),
+            revealed_removed=cards(removed) if removed is not None else None,
+        )  # fmt: skip
+
 
 def view(game: Game, seat: int | None) -> View:
     """What ``seat`` may see of ``game`` now (R25); ``None`` for a spectator.

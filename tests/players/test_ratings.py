@@ -58,7 +58,25 @@ def test_a_game_with_nobody_to_rate_changes_nothing() -> None:
     assert rate_game({}, [Entry(0, 1, "a"), Entry(1, 2, "a")]) == {}  # one player, two seats
 
 
+def test_a_persons_rating_moves_against_a_bot_account_only_at_a_table_that_takes_them() -> None:
+    ana, bot = Entry(0, 2, "ana"), Entry(1, 1, "bot", bot=True)
+    house = Entry(2, 3, level="normal")
+    invited = rate_game({}, [ana, bot, house])  # a host invited the bot account
+    alone = rate_game({}, [ana, Entry(1, 1), house])  # as if its seat took no part
+    assert invited["ana"] == alone["ana"]
+    assert invited["bot"] == rate_game({}, [Entry(0, 2), bot, house])["bot"]  # its own pool
+    mixed = [Entry(e.seat, e.place, e.player, e.level, bot=e.bot, mixed=True)
+             for e in (ana, bot, house)]  # fmt: skip
+    chosen = rate_game({}, mixed)  # the table took bot accounts: one field
+    assert chosen["ana"].mu < invited["ana"].mu  # beaten by the program: it counts now
+    assert rate_game({}, [ana, bot]) == {}  # invited, and nobody else: nothing to rate
+    assert set(rate_game({}, mixed[:2])) == {"ana", "bot"}
+    assert Entry.from_json(mixed[1].to_json()) == mixed[1]
+    assert "bot" not in ana.to_json()  # the rows of people read as before
+
+
 POOL = ["playerAAAA", "playerBBBB", "playerCCCC", "playerDDDD"]
+PROGRAMS = frozenset(POOL[2:])  # bot accounts of the first player
 seat = st.one_of(
     st.sampled_from(POOL).map(lambda p: ("human", p, None)),
     st.sampled_from(sorted(BOT_RATINGS)).map(lambda lv: ("bot", None, lv)),
@@ -69,12 +87,13 @@ game = st.integers(2, 6).flatmap(
         st.lists(seat, min_size=n, max_size=n),
         st.lists(st.integers(1, n), min_size=n, max_size=n),
         st.lists(st.sampled_from([0, 0, 0, 1]), min_size=n, max_size=n),
+        st.booleans(),  # the table takes bot accounts
     )
 )
 
 
 def _over(i: int, seats: list[tuple[str, str | None, str | None]], places: list[int],
-          too_fast: list[int]) -> ev.Over:  # fmt: skip
+          too_fast: list[int], takes_bots: bool = False) -> ev.Over:  # fmt: skip
     record: dict[str, Any] = {
         "seats": [{"name": f"s{k}", "kind": kind, **({"level": lv} if lv else {})}
                   for k, (kind, _, lv) in enumerate(seats)],
@@ -82,7 +101,7 @@ def _over(i: int, seats: list[tuple[str, str | None, str | None]], places: list[
         "turns": [],
     }  # fmt: skip
     return ev.Over(game_id=f"g{i}", record=record, players=[p for _, p, _ in seats],
-                   too_fast=too_fast)  # fmt: skip
+                   too_fast=too_fast, takes_bots=takes_bots)  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -104,15 +123,17 @@ def test_ratings_rated_game_by_game_are_those_replayed_from_the_store(
         for table in (ps.player_games, ps.games, ps.players):
             conn.execute(delete(table))
         for pid in POOL:
-            ps.register(conn, pid, pid, "secret-" + pid, "2026-12-01T00:00:00Z")
-    for i, (seats, places, too_fast) in enumerate(games):
+            owner = POOL[0] if pid in PROGRAMS else None
+            ps.register(conn, pid, pid, "secret-" + pid, "2026-12-01T00:00:00Z", owner=owner)
+    for i, g in enumerate(games):
         with store.engine.begin() as conn:  # each game in its own transaction, as it ends
-            ps.record_game(conn, "TABLE1", _over(i, seats, places, too_fast), f"t{i}")
+            ps.record_game(conn, "TABLE1", _over(i, *g), f"t{i}")
     with store.engine.connect() as conn:
         stored = {r[0]: Rating(r[1], r[2]) for r in conn.execute(
             select(ps.players.c.id, ps.players.c.mu, ps.players.c.sigma))}  # fmt: skip
         from_store = ps.replay_ratings(conn)
-    pure = replay(ps.entries_of(_over(i, *g).record or {}, [p for _, p, _ in g[0]], g[2])
+    pure = replay(ps.entries_of(_over(i, *g).record or {}, [p for _, p, _ in g[0]], g[2],
+                                programs=PROGRAMS, mixed=g[3])
                   for i, g in enumerate(games))  # fmt: skip
     assert {p: stored[p] for p in from_store} == from_store == pure
     untouched = set(POOL) - set(pure)

@@ -161,7 +161,8 @@ def test_a_node_whose_lease_lapsed_is_stale_after_its_next_beat_until_it_checked
     """The beat of a node woken from a pause comes at once, but does not give back the
     tables adopted meanwhile: the node counts as stale (it asks the store before serving a
     table from memory) until a check of its tables that began after the lapse."""
-    from flyswat.server.cluster import DEAD_AFTER_S, Cluster
+    from flyswat.server.cluster import Cluster
+    from flyswat.server.settings import Timings
     from flyswat.server.store import Store
 
     store = Store(db_url, node="a")
@@ -169,7 +170,9 @@ def test_a_node_whose_lease_lapsed_is_stale_after_its_next_beat_until_it_checked
         cluster = Cluster(store.engine, "a", "http://127.0.0.1:1")
         cluster.beat()
         assert not cluster.stale()
-        cluster.beaten_at -= DEAD_AFTER_S + 1  # paused: the last beat is older than the lease
+        cluster.beaten_at -= (
+            Timings().dead_after_s + 1
+        )  # paused: the last beat is older than the lease
         assert cluster.stale()
         began = cluster.lapses  # a check that began before the woken node's first beat ...
         cluster.beat()  # ... the beat thread wakes first

@@ -8,6 +8,12 @@ with the fixed rating of their level (:data:`BOT_RATINGS`), so a game against bo
 and are never changed. Flagged players and seats without an identity take no part at all.
 A game with no one to rate, or fewer than two taking part, changes nothing.
 
+Bot accounts (programs under their owner's identity, ``Entry.bot``) are a pool of their own:
+at a table that takes bot accounts (``Entry.mixed``: everyone there chose it) a game is rated
+as one field; elsewhere (a bot account a host invited) the people are rated among themselves
+and the bot accounts among themselves, each field with the house bots, so that a person's
+rating moves against a program only where the person chose such a table.
+
 Ratings are shown as ``round(40 * mu)`` (:func:`shown`): 1000 for a new player, whose ``mu``
 is openskill's default 25; the leaderboard orders players by the conservative
 ``mu - 3 sigma`` (:func:`ordinal`), so a few lucky games do not top it. A rating whose
@@ -85,28 +91,50 @@ BOT_RATINGS: dict[str, Rating] = {
 class Entry:
     """One seat of a finished game, as rating sees it: its ``place`` (1 = first), and either
     a ``player`` id (a human with an identity) or a bot ``level``; ``flagged`` when the seat
-    had slaps refused as too fast in the game."""
+    had slaps refused as too fast in the game. ``bot``: the player is a bot account;
+    ``mixed``: the game's table took bot accounts (the same for every entry of a game)."""
 
     seat: int
     place: int
     player: str | None = None
     level: str | None = None
     flagged: bool = False
+    bot: bool = False
+    mixed: bool = False
     #: Why a player's seat takes no part though not flagged (:data:`OUT`); None: it does.
     out: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """This entry as stored."""
-        return {"seat": self.seat, "place": self.place, "player": self.player,
-                "level": self.level, "flagged": self.flagged,
-                **({"out": self.out} if self.out is not None else {})}  # fmt: skip
+        """This entry as stored (``bot``, ``mixed`` and ``out`` only when set: older rows
+        read the same)."""
+        out: dict[str, Any] = {"seat": self.seat, "place": self.place, "player": self.player,
+                               "level": self.level, "flagged": self.flagged}  # fmt: skip
+        out.update({k: True for k in ("bot", "mixed") if getattr(self, k)})
+        if self.out is not None:
+            out["out"] = self.out
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Entry:
         """The entry :meth:`to_json` wrote."""
         return cls(int(data["seat"]), int(data["place"]), data.get("player"),
                    data.get("level"), bool(data.get("flagged", False)),
+                   bool(data.get("bot", False)), bool(data.get("mixed", False)),
                    data.get("out"))  # fmt: skip
+
+
+def pools(entries: Sequence[Entry]) -> list[list[Entry]]:
+    """The fields a game is rated in: all its entries, unless it has bot accounts at a table
+    that did not take them; then the people's field (bot accounts take no part) and the bot
+    accounts' field (people take no part), the house bots in both."""
+    if not any(e.bot for e in entries) or all(e.mixed for e in entries):
+        return [list(entries)]
+
+    def without(program: bool) -> list[Entry]:
+        return [e if e.player is None or e.bot != program
+                else Entry(e.seat, e.place) for e in entries]  # fmt: skip
+
+    return [without(True), without(False)]
 
 
 #: A rated game is at least this many reveals long (a quarter of the deck: ``remove`` at
@@ -155,9 +183,21 @@ def _model() -> Any:
 
 
 def rate_game(before: Mapping[str, Rating], entries: Sequence[Entry]) -> dict[str, Rating]:
-    """The new ratings of the players the game rates (:func:`rated_players`), from their
-    ratings ``before`` (a player missing from it is new). Bots are fixed; flagged players
-    and seats without an identity take no part."""
+    """The new ratings of the players the game rates (:func:`rated_players` of each of its
+    :func:`pools`), from their ratings ``before`` (a player missing from it is new). Bots
+    are fixed; flagged players and seats without an identity take no part."""
+    out: dict[str, Rating] = {}
+    for field in pools(entries):
+        out.update(_rate_field(before, field))
+    return out
+
+
+def rated_in_pools(entries: Sequence[Entry]) -> list[str]:
+    """The players whose rating the game changes, over its pools."""
+    return [pid for field in pools(entries) for pid in rated_players(field)]
+
+
+def _rate_field(before: Mapping[str, Rating], entries: Sequence[Entry]) -> dict[str, Rating]:
     players = set(rated_players(entries))
     if not players:
         return {}

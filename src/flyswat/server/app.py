@@ -155,7 +155,8 @@ def _routes(
             body = body.model_copy(update={"name": name})
             player, rating = (me[0], me[2]) if me else (None, None)
             key = body.secret if me else None  # the host's token, as a join's (idempotent)
-            table, seat, token = await runner.create(body, player, rating, key=key)
+            bot = bool(me and me.bot)
+            table, seat, token = await runner.create(body, player, rating, key=key, bot=bot)
         except FlyswatError as e:
             return _error(e)
         return JSONResponse(seated(table, seat, token).model_dump(), status_code=201)
@@ -187,7 +188,7 @@ def _routes(
             body = await _body(request, p.JoinTable)
             me = players.who(body.player, body.secret)
             # A resent join gets the seat it already holds: by the identity, or the key.
-            join = (Join(me[1], me[0], me[2], key=body.secret) if me
+            join = (Join(me[1], me[0], me[2], key=body.secret, bot=me.bot) if me
                     else Join(players.anonymous_name(body.name), key=body.request))  # fmt: skip
             seat, token = (await runner.act(table, join)).reply
         except FlyswatError as e:

@@ -14,7 +14,7 @@ import json
 import secrets
 import time
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 from starlette.requests import Request
@@ -68,6 +68,16 @@ def _player_id(request: Request) -> str:
     return pid
 
 
+class Caller(NamedTuple):
+    """Who made a request with an identity: id, name, shown rating, and whether the identity
+    is a bot account."""
+
+    id: str
+    name: str
+    rating: int
+    bot: bool = False
+
+
 class Players:
     """The players' routes over one runner's store (its engine)."""
 
@@ -85,16 +95,17 @@ class Players:
 
     # -- who the caller is ----------------------------------------------------------------
 
-    def who(self, player: str | None, secret: str | None) -> tuple[str, str, int] | None:
-        """``(id, name, shown rating)`` of a caller who gave an identity; None for none.
-        Raises ``bad_secret`` for an id without its secret, or a wrong one."""
+    def who(self, player: str | None, secret: str | None) -> Caller | None:
+        """The :class:`Caller` who gave an identity; None for none. Raises ``bad_secret``
+        for an id without its secret, or a wrong one."""
         if player is None and secret is None:
             return None
         if player is None or secret is None:
             raise IllegalActionError("an identity is a player id and its secret", "bad_secret")
         with self.engine.connect() as conn:
             row = ps.authenticate(conn, player, secret)
-        return row["id"], row["name"], Rating(row["mu"], row["sigma"]).shown
+        return Caller(row["id"], row["name"], Rating(row["mu"], row["sigma"]).shown,
+                      bool(row["bot"]))  # fmt: skip
 
     def anonymous_name(self, name: str) -> str:
         """A name given without an identity: not a bot's or a seat's; a player's name is
@@ -115,19 +126,33 @@ class Players:
 
     async def register(self, request: Request) -> Response:
         body = await self.body(request, p.NewPlayer)
-        name = identity.clean_name(body.name)
+        return self._new_identity(request, body.name)
+
+    async def register_bot(self, request: Request) -> Response:
+        """``POST /api/bots``: a bot account, registered by a person with their own identity."""
+        body = await self.body(request, p.NewBot)
+        owner = self.who(body.player, body.secret)
+        assert owner is not None
+        if owner.bot:
+            raise IllegalActionError("a bot account cannot register another", "not_a_person")
+        return self._new_identity(request, body.name, owner.id)
+
+    def _new_identity(self, request: Request, asked: str, owner: str | None = None) -> Response:
+        """A new identity called ``asked`` (a bot account of ``owner``, when given); a name
+        already taken is given a short tag."""
+        name = identity.clean_name(asked)
         self._limited(request)
         pid, secret = secrets.token_urlsafe(12), secrets.token_urlsafe(24)
-        for attempt in range(MAX_TAG_TRIES):  # a name already taken is given a short tag
+        for attempt in range(MAX_TAG_TRIES):
             try:
                 with self.engine.begin() as conn:
-                    ps.register(conn, pid, name, secret, ps_now())
+                    ps.register(conn, pid, name, secret, ps_now(), owner=owner)
                 break
             except IllegalActionError as e:
                 if e.code != "name_taken" or attempt == MAX_TAG_TRIES - 1:
                     raise
-                name = identity.tagged(identity.clean_name(body.name), _tag())
-        reply = p.Identity(player=pid, secret=secret, name=name)
+                name = identity.tagged(identity.clean_name(asked), _tag())
+        reply = p.Identity(player=pid, secret=secret, name=name, bot=owner is not None)
         return JSONResponse(reply.model_dump(), status_code=201)
 
     async def profile(self, request: Request) -> Response:
@@ -168,8 +193,11 @@ class Players:
     async def leaderboard(self, request: Request) -> Response:
         limit = _int(request, "limit", BOARD_PAGE, 1, MAX_BOARD_PAGE) or BOARD_PAGE
         offset = _int(request, "offset", 0, 0, MAX_OFFSET) or 0
+        pool = request.query_params.get("pool", "people")
+        if pool not in ("people", "bots"):
+            raise MalformedError("pool is people or bots")
         with self.engine.connect() as conn:
-            rows, total = ps.leaderboard(conn, limit, offset)
+            rows, total = ps.leaderboard(conn, limit, offset, bots=pool == "bots")
         bots = {level: r.shown for level, r in BOT_RATINGS.items()}
         board = p.Leaderboard(players=[p.Leader(**r) for r in rows], total=total, bots=bots)
         return JSONResponse(board.model_dump())
@@ -202,7 +230,13 @@ class Players:
         body = await self.body(request, p.PlayerAuth)
         me = self.who(body.player, body.secret)
         assert me is not None
-        pid, name, rating = me
+        if me.bot:  # Play now's tables take no bot account: a person there chose no program
+            raise IllegalActionError(
+                "Play now seats people only: a bot account joins a table that takes bot "
+                "accounts, or one whose host invited it",
+                "bots_not_allowed",
+            )
+        pid, name, rating, _ = me
         async with self.seating:  # those who ask together at this node sit together
             here = await self._play_now_here(pid, name, rating, body.secret)
         if here is not None:
@@ -283,6 +317,7 @@ class Players:
             Route("/api/players", guarded(self.register), methods=["POST"]),
             Route("/api/players/claim-code", guarded(self.claim_code), methods=["POST"]),
             Route("/api/players/claim", guarded(self.claim), methods=["POST"]),
+            Route("/api/bots", guarded(self.register_bot), methods=["POST"]),
             Route("/api/players/{player}", guarded(self.profile)),
             Route("/api/players/{player}/games", guarded(self.games)),
             Route("/api/leaderboard", guarded(self.leaderboard)),

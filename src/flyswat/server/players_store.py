@@ -4,8 +4,8 @@ Functions of an SQLAlchemy :class:`~sqlalchemy.engine.Connection`, so that they 
 transaction their caller holds: :func:`record_game` runs in the one that stores a game's
 ``over`` event (:meth:`flyswat.server.store.Store.append_all`), so a game's record, its rows
 per player and the new ratings are committed together or not at all. The schema is
-migration ``0002`` (:mod:`flyswat.server.migrations`); the same code runs on SQLite and
-PostgreSQL. Rating itself is :mod:`flyswat.players.ratings` (pure).
+migrations ``0002`` and ``0005`` (bot accounts) (:mod:`flyswat.server.migrations`); the same
+code runs on SQLite and PostgreSQL. Rating itself is :mod:`flyswat.players.ratings` (pure).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from flyswat.players.ratings import (
     out_of_rating,
     provisional,
     rate_game,
-    rated_players,
+    rated_in_pools,
     replay,
 )
 from flyswat.server import fairplay_store
@@ -65,6 +65,8 @@ players = Table(
     Column("rated", Integer, nullable=False),
     Column("claim_hash", String(64)),
     Column("claim_until", Float),
+    Column("bot", Boolean, nullable=False, default=False),  # a bot account: a program
+    Column("owner", String(64)),  # a bot account's: the human who registered it
 )
 games = Table(
     "flyswat_games",
@@ -107,9 +109,23 @@ def _not_found(player_id: str) -> IllegalActionError:
 # -- identities -------------------------------------------------------------------------------
 
 
-def register(conn: Connection, player_id: str, name: str, secret: str, at: str) -> None:
+#: The most bot accounts one human may own.
+MAX_BOTS_PER_OWNER = 5
+
+
+def register(
+    conn: Connection, player_id: str, name: str, secret: str, at: str, owner: str | None = None
+) -> None:
     """A new player ``player_id`` called ``name`` (already cleaned), whose secret is kept only
-    as its hash. Raises ``name_taken`` when another player's name has the same key."""
+    as its hash; with ``owner``, a bot account of that player (checked by the caller: a
+    human). Raises ``name_taken`` when another player's name has the same key, and
+    ``too_many_bots`` when the owner has :data:`MAX_BOTS_PER_OWNER` already."""
+    if owner is not None:
+        owned = conn.execute(select(func.count()).where(players.c.owner == owner)).scalar()
+        if int(owned or 0) >= MAX_BOTS_PER_OWNER:
+            raise IllegalActionError(
+                f"a player owns at most {MAX_BOTS_PER_OWNER} bot accounts", "too_many_bots"
+            )
     key = name_key(name)
     if conn.execute(select(players.c.id).where(players.c.name_key == key)).first():
         raise IllegalActionError(f"the name {name!r} is taken: choose another", "name_taken")
@@ -123,6 +139,8 @@ def register(conn: Connection, player_id: str, name: str, secret: str, at: str) 
         "sigma": Rating().sigma,
         "games": 0,
         "rated": 0,
+        "bot": owner is not None,
+        "owner": owner,
     }
     try:
         conn.execute(insert(players).values(**row))
@@ -171,6 +189,14 @@ def claim(conn: Connection, code: str, new_secret: str, now: float) -> dict[str,
 # -- reads ------------------------------------------------------------------------------------
 
 
+def bot_accounts(conn: Connection, ids: Sequence[str]) -> frozenset[str]:
+    """The bot accounts among the players ``ids``."""
+    if not ids:
+        return frozenset()
+    rows = conn.execute(select(players.c.id).where(players.c.id.in_(list(ids)), players.c.bot))
+    return frozenset(r[0] for r in rows)
+
+
 def ratings_of(conn: Connection, ids: Sequence[str]) -> dict[str, Rating]:
     """The current ratings of the players among ``ids`` that exist."""
     if not ids:
@@ -200,18 +226,22 @@ def profile(conn: Connection, player_id: str) -> dict[str, Any]:
         "id": row["id"], "name": row["name"], "created_at": row["created_at"],
         "rating": rating.shown, "mu": round(rating.mu, 3), "sigma": round(rating.sigma, 3),
         "provisional": rating.provisional,
-        "rank": rank(conn, rating) if row["rated"] else None,
+        "rank": rank(conn, rating, bool(row["bot"])) if row["rated"] else None,
+        "bot": bool(row["bot"]), "owner": row["owner"],
         "games": row["games"], "rated_games": row["rated"], "wins": int(wins.scalar() or 0),
         "points": int(t[1] or 0), "flies": int(t[2] or 0), "too_fast": int(t[3] or 0),
         "reaction_ms": round(float(mean)) if mean is not None else None,
     }  # fmt: skip
 
 
-def rank(conn: Connection, rating: Rating) -> int:
-    """The leaderboard place of a rated player with ``rating``."""
+def rank(conn: Connection, rating: Rating, bot: bool = False) -> int:
+    """The leaderboard place of a rated player with ``rating``: among the people, or among
+    the bot accounts (``bot``)."""
     better = conn.execute(
         select(func.count()).where(
-            players.c.rated > 0, players.c.mu - 3 * players.c.sigma > rating.ordinal + 1e-9
+            players.c.rated > 0,
+            players.c.bot == bot,
+            players.c.mu - 3 * players.c.sigma > rating.ordinal + 1e-9,
         )
     )
     return int(better.scalar() or 0) + 1
@@ -269,17 +299,21 @@ def games_page(
     return [_game_row(r, private) for r in rows], (rows[-1]["id"] if more and rows else None)
 
 
-def leaderboard(conn: Connection, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
-    """The rated players, best first by ``mu - 3 sigma``, one page; and how many there are."""
+def leaderboard(
+    conn: Connection, limit: int, offset: int, bots: bool = False
+) -> tuple[list[dict[str, Any]], int]:
+    """The rated players, best first by ``mu - 3 sigma``, one page; and how many there are:
+    the people's board, or with ``bots`` the bot accounts' own."""
     c = players.c
-    total = int(conn.execute(select(func.count()).where(c.rated > 0)).scalar() or 0)
+    pool = (c.rated > 0, c.bot == bots)
+    total = int(conn.execute(select(func.count()).where(*pool)).scalar() or 0)
     rows = conn.execute(
-        select(c.id, c.name, c.mu, c.sigma, c.games, c.rated).where(c.rated > 0)
+        select(c.id, c.name, c.mu, c.sigma, c.games, c.rated).where(*pool)
         .order_by((c.mu - 3 * c.sigma).desc(), c.id).limit(limit).offset(offset)
     )  # fmt: skip
     board = [{"rank": offset + i + 1, "id": r[0], "name": r[1], "rating": Rating(r[2], r[3]).shown,
               "conservative": round(ordinal(r[2], r[3]) * 40), "games": r[4], "rated_games": r[5],
-              "provisional": provisional(r[3])}
+              "provisional": provisional(r[3]), "bot": bots}
              for i, r in enumerate(rows)]  # fmt: skip
     return board, total
 
@@ -289,10 +323,11 @@ def game_summary(conn: Connection, game_id: str) -> dict[str, Any] | None:
     row = conn.execute(select(games).where(games.c.game_id == game_id)).mappings().first()
     if row is None:
         return None
-    rows = conn.execute(select(player_games, players.c.name)
+    rows = conn.execute(select(player_games, players.c.name, players.c.bot)
                         .join(players, players.c.id == player_games.c.player_id)
                         .where(player_games.c.game_id == game_id))  # fmt: skip
-    by_seat = {r["seat"]: {**_game_row(r), "player": r["player_id"], "name": r["name"]}
+    by_seat = {r["seat"]: {**_game_row(r), "player": r["player_id"], "name": r["name"],
+                           "bot": bool(r["bot"])}
                for r in rows.mappings()}  # fmt: skip
     entries = [Entry.from_json(e) for e in json.loads(row["entries"])]
     code = None if private_codes(conn, [row["code"]]) else row["code"]
@@ -300,7 +335,8 @@ def game_summary(conn: Connection, game_id: str) -> dict[str, Any] | None:
             "record_url": f"/api/games/{game_id}/record",
             "seats": [{"seat": e.seat, "place": e.place, "player": e.player, "level": e.level,
                        "flagged": e.flagged, **({k: by_seat[e.seat][k] for k in
-                       ("name", "rated", "rating_before", "rating_after", "delta", "provisional")}
+                       ("name", "bot", "rated", "rating_before", "rating_after", "delta",
+                        "provisional")}
                        if e.seat in by_seat else {})} for e in entries]}  # fmt: skip
 
 
@@ -331,11 +367,14 @@ def latest_game(conn: Connection, code: str) -> str | None:
 
 def entries_of(record: dict[str, Any], seat_players: Sequence[str | None],
                too_fast: Sequence[int], own_reveals: Sequence[int] | None = None,
-               review: frozenset[str] | set[str] = frozenset()) -> list[Entry]:  # fmt: skip
+               review: frozenset[str] | set[str] = frozenset(), *,
+               programs: frozenset[str] = frozenset(),
+               mixed: bool = False) -> list[Entry]:  # fmt: skip
     """The rating entries of a finished game's record: each seat's place, its player (humans
     with an identity) or bot level, whether it was flagged too fast, and why a player takes
     no part (:func:`~flyswat.players.ratings.out_of_rating`; ``review``: players under
-    fair-play review)."""
+    fair-play review); ``programs``: the players that are bot accounts; ``mixed``: the
+    table took bot accounts."""
     places = record["result"]["places"]
     out = []
     for seat, info in enumerate(record["seats"]):
@@ -348,7 +387,8 @@ def entries_of(record: dict[str, Any], seat_players: Sequence[str | None],
             mine = own_reveals[seat] if own_reveals is not None and known else None
             why = out_of_rating(record, seat, mine) or ("review" if player in review else None)
         level = info.get("level") if bot else None
-        out.append(Entry(seat, int(places[seat]), player, level, flagged, why))
+        out.append(Entry(seat, int(places[seat]), player, level, flagged,
+                         bot=player in programs, mixed=mixed, out=why))  # fmt: skip
     return out
 
 
@@ -364,6 +404,7 @@ def record_game(conn: Connection, code: str, event: ev.Over, at: str) -> None:
     seat_players = list(getattr(event, "players", None) or [])
     too_fast = list(getattr(event, "too_fast", None) or [])
     known = ratings_of(conn, sorted({p for p in seat_players if p is not None}))
+    programs = bot_accounts(conn, sorted(known))
     hands = {}  # each player's hands in this game, weighed with their earlier games first
     for seat, pid in enumerate(seat_players):
         if pid in known and pid not in hands:
@@ -371,12 +412,15 @@ def record_game(conn: Connection, code: str, event: ev.Over, at: str) -> None:
             hands[pid] = fairplay.from_record(record, seat, count)
             fairplay_store.weigh(conn, pid, hands[pid], at)
     review = fairplay_store.under_review(conn, sorted(hands))
-    entries = entries_of(record, seat_players, too_fast, event.own_reveals, review)
+    mixed = bool(getattr(event, "takes_bots", False))
+    entries = entries_of(record, seat_players, too_fast, event.own_reveals, review,
+                         programs=programs, mixed=mixed)  # fmt: skip
     ids = sorted({e.player for e in entries if e.player is not None})
     before = {pid: known[pid] for pid in ids if pid in known}
     # A seat whose id the store does not know takes no part (as a seat without one).
     entries = [e if e.player is None or e.player in before
-               else Entry(e.seat, e.place, None, e.level, e.flagged) for e in entries]  # fmt: skip
+               else Entry(e.seat, e.place, None, e.level, e.flagged, mixed=mixed)
+               for e in entries]  # fmt: skip
     conn.execute(
         insert(games).values(
             game_id=event.game_id,
@@ -386,7 +430,7 @@ def record_game(conn: Connection, code: str, event: ev.Over, at: str) -> None:
         )
     )
     after = rate_game(before, entries)
-    rated = set(rated_players(entries))
+    rated = set(rated_in_pools(entries))
     slaps = _slaps_by_seat(record)
     done: set[str] = set()
     for e in entries:

@@ -326,17 +326,18 @@ class Runner:
 
     async def create(
         self, body: p.CreateTable, player: str | None = None, rating: int | None = None,
-        key: str | None = None,
+        key: str | None = None, bot: bool = False,
     ) -> tuple[Table, int, str]:  # fmt: skip
         """A new table with its host seated, once stored: ``(table, seat, token)``;
         ``player``: the host's id (checked by the caller), ``rating`` their shown rating;
-        ``key``: what the host's token is derived from (their secret; :class:`Join`)."""
+        ``key``: what the host's token is derived from (their secret; :class:`Join`);
+        ``bot``: the host is a bot account."""
         options = p.TableOptions(**body.model_dump(exclude={"name", "player", "secret"}))
         code = new_code()
         while code in self.tables or self.store.exists(code):
             code = new_code()
         table, outcome = Table.create(code, options, body.name, self.sources(), self.clock(),
-                                      player=player, rating=rating, key=key,
+                                      player=player, rating=rating, key=key, bot=bot,
                                       **self._table_settings())  # fmt: skip
         self.tables[code] = table
         self.born[code] = time.time()

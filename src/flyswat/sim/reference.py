@@ -16,11 +16,9 @@ by seat, those past the slap window dropped (R21).
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import random
 import sys
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,6 +31,7 @@ from flyswat.record import to_record, write_record
 from flyswat.rules import Rules
 from flyswat.shuffle import Seed
 from flyswat.sim import driver
+from flyswat.sim.pool import run_chunks
 from flyswat.sim.summary import Line, Summary
 
 
@@ -167,14 +166,17 @@ def simulate(
     seed: Seed,
     games: int,
     *,
-    jobs: int = 1,
+    jobs: int | None = 1,
+    ray: str | None = None,
     records: Path | None = None,
     started_at: str = "1970-01-01T00:00:00Z",
     progress: Callable[[int], None] | None = None,
 ) -> list[GameStats]:
-    """Play ``games`` bot games, game ``i`` seeded by :func:`game_seed`, over ``jobs`` processes.
+    """Play ``games`` bot games, game ``i`` seeded by :func:`game_seed`, over ``jobs`` processes
+    or on the Ray cluster ``ray`` (``"local"``, or an address: :mod:`flyswat.sim.pool`).
 
-    Returns the stats in game order; they do not depend on ``jobs``. With ``records``, writes
+    Returns the stats in game order; they depend on neither ``jobs`` nor ``ray``. With
+    ``records`` (on Ray, a folder every node sees), writes
     each game's record to ``records/<game seed>.json`` (the folder must exist), stamped
     ``started_at``. ``progress`` is called with the number of games just finished.
     Raises :class:`MalformedError` for an unknown level or a negative ``games``.
@@ -183,29 +185,18 @@ def simulate(
         raise MalformedError(f"games must be 0 or more, not {games}", "bad_games")
     per_seat = seat_levels(levels, rules.seats)
     folder = None if records is None else str(records)
-    size = max(1, min(200, games // (max(1, jobs) * 8) or 1))
+    size = max(1, min(200, games // (max(1, jobs or 8) * 8) or 1))
     chunks = [
         _Chunk(rules, per_seat, seed, i, min(i + size, games), folder, started_at)
         for i in range(0, games, size)
     ]
-    results: dict[int, list[GameStats]] = {}
-    if jobs <= 1:
-        for chunk in chunks:
-            results[chunk.first] = _play_chunk(chunk)
-            if progress:
-                progress(chunk.stop - chunk.first)
-    else:
-        # Not fork: a forked child would inherit the progress bar's thread and locks.
-        methods = multiprocessing.get_all_start_methods()
-        context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-            futures = {pool.submit(_play_chunk, chunk): chunk for chunk in chunks}
-            for future in as_completed(futures):
-                chunk = futures[future]
-                results[chunk.first] = future.result()
-                if progress:
-                    progress(chunk.stop - chunk.first)
-    return [stats for first in sorted(results) for stats in results[first]]
+
+    def done(k: int) -> None:
+        if progress:
+            progress(chunks[k].stop - chunks[k].first)
+
+    parts = run_chunks(_play_chunk, chunks, jobs=jobs, ray=ray, done=done)
+    return [stats for part in parts for stats in part]
 
 
 # -- summary -------------------------------------------------------------------------------
@@ -286,7 +277,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"comma-separated level per seat, cycled: {', '.join(bots.LEVELS)} (default normal)",
     )
     parser.add_argument("--seed", default="1", help="the simulation's seed (default 1)")
-    parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument(
+        "--jobs", type=int, default=None,
+        help="worker processes (default 1); with --ray, tasks at once (default: every CPU)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+        help="play on a Ray cluster: a local one, or the one at ADDRESS (the ray extra)",
+    )  # fmt: skip
     parser.add_argument("--remove", type=int, default=0, help="cards removed unseen (R6)")
     parser.add_argument("--records", type=Path, help="write one game record per game here")
     parser.add_argument("--plot", type=Path, help="write a figure of the results (PNG)")
@@ -315,8 +313,9 @@ def run(args: argparse.Namespace) -> int:
         rules = Rules(seats=args.seats, remove=args.remove)
         levels = [s.strip() for s in args.bots.split(",") if s.strip()]
         seat_levels(levels, rules.seats)
-        if args.jobs < 1 or args.games < 0:
+        if (args.jobs is not None and args.jobs < 1) or args.games < 0:
             raise MalformedError("jobs must be 1 or more and games 0 or more", "bad_count")
+        jobs = args.jobs if args.jobs is not None or args.ray else 1
         if args.records is not None:
             args.records.mkdir(parents=True, exist_ok=True)
         started_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -328,7 +327,8 @@ def run(args: argparse.Namespace) -> int:
                 levels,
                 args.seed,
                 args.games,
-                jobs=args.jobs,
+                jobs=jobs,
+                ray=args.ray,
                 records=args.records,
                 started_at=started_at,
                 progress=lambda n: bar.advance(task, n),

@@ -27,6 +27,7 @@ from flyswat.arbiter import RoundClock
 from flyswat.cards import Card
 from flyswat.engine import Game
 from flyswat.errors import FlyswatError, IllegalActionError, MalformedError
+from flyswat.players.identity import valid_id
 from flyswat.rules import Rules
 from flyswat.shuffle import commitment
 from flyswat.table import events as ev
@@ -71,6 +72,10 @@ def check_options(options: p.TableOptions) -> Rules:
         bots.params(b.level)
     if options.start is not None and options.start >= options.seats:
         raise MalformedError("the start seat must be a seat of the table", "bad_options")
+    if not all(valid_id(i) for i in options.invite) or len(set(options.invite)) < len(
+        options.invite
+    ):
+        raise MalformedError("invite lists distinct bot account ids", "bad_options")
     return rules
 
 
@@ -131,13 +136,17 @@ class Table:
     def create(
         cls, code: str, options: p.TableOptions, host_name: str, sources: Sources, now: float,
         *, player: str | None = None, rating: int | None = None, key: str | None = None,
-        **kw: Any,
+        bot: bool = False, **kw: Any,
     ) -> tuple[Table, Outcome]:  # fmt: skip
         """A new table whose host takes the first human seat; the outcome's ``reply`` is
         ``(seat, token)``; the token is derived from ``key`` when given (as a
-        :class:`~flyswat.table.io.Join`'s). Raises ``bad_options``, ``bad_rules``,
-        ``bad_level``, ``bad_name``."""
+        :class:`~flyswat.table.io.Join`'s); ``bot``: the host is a bot account. Raises
+        ``bad_options``, ``bad_rules``, ``bad_level``, ``bad_name``, ``bots_not_allowed``."""
         check_options(options)
+        if bot and not options.bot_accounts:
+            raise IllegalActionError(
+                "a bot account hosts only tables that take bot accounts", "bots_not_allowed"
+            )
         name = clean_name(host_name)
         host = next(s for s in range(options.seats) if s not in {b.seat for b in options.bots})
         created = ev.Created(options=options, host=host, created_at=sources.wall())
@@ -147,7 +156,7 @@ class Table:
         out.events.append(created)
         token = seat_token(key, code) if key is not None else sources.token()
         table.emit(ev.Joined(seat=host, name=name, token_hash=token_hash(token), player=player,
-                             rating=rating))  # fmt: skip
+                             rating=rating, bot=bot))  # fmt: skip
         lifecycle.arm(table, now)
         out.reply = (host, token)
         return table, table._end()
@@ -186,10 +195,12 @@ class Table:
             case ev.Joined(seat=seat, name=name, token_hash=hashed):
                 self.seats[seat].name, self.seats[seat].token_hash = name, hashed
                 self.seats[seat].player, self.seats[seat].rating = event.player, event.rating
+                self.seats[seat].bot_account = event.bot
             case ev.Released(seat=seat):
                 gone = self.seats[seat]
                 gone.name, gone.token_hash, gone.ready, gone.away_since = None, None, False, None
                 gone.player = gone.rating = None
+                gone.bot_account = False
             case ev.ReadySet(seat=seat, ready=ready):
                 self.seats[seat].ready = ready
             case ev.Started():
@@ -368,6 +379,7 @@ class Table:
                     player=s.player,
                     rating=lifecycle.rating_of(self, s.index),
                     rematch=s.rematch or (s.is_bot and self.state == "over"),
+                    bot_account=s.bot_account,
                 )
                 for s in self.seats
             ],
@@ -490,12 +502,14 @@ class Table:
             return held.index, self._token_again(held, token)
         if self.state != "lobby":
             raise IllegalActionError("the game has already started", "already_started")
+        if join.bot:
+            lifecycle.check_bot_account(self, join.player)
         free = next((s for s in self.seats if not s.joined), None)
         if free is None:
             raise IllegalActionError("every seat is taken", "table_full")
         token = token if token is not None else self.sources.token()
         self.emit(ev.Joined(seat=free.index, name=cleaned, token_hash=token_hash(token),
-                            player=join.player, rating=join.rating))  # fmt: skip
+                            player=join.player, rating=join.rating, bot=join.bot))  # fmt: skip
         free.away_since = now  # until its holder connects
         self.idle_since = now if not self.conns else None
         self.table_update()
@@ -523,7 +537,8 @@ class Table:
             return token
         token = token if token is not None else self.sources.token()
         self.emit(ev.Joined(seat=seat.index, name=str(seat.name), token_hash=token_hash(token),
-                            player=seat.player, rating=seat.rating))  # fmt: skip
+                            player=seat.player, rating=seat.rating,
+                            bot=seat.bot_account))  # fmt: skip
         return token
 
     def _start(self, seat: int, now: float) -> None:

@@ -39,6 +39,7 @@ class Joined(_Event):
     token_hash: str
     player: str | None = None  # the player's id, when they came with an identity
     rating: int | None = None  # their shown rating when they took the seat
+    bot: bool = False  # the player is a bot account (a program)
 
 
 class Released(_Event):
@@ -121,6 +122,7 @@ class Over(_Event):
     players: list[str | None] | None = None  # each seat's player id (None: a bot, no identity)
     too_fast: list[int] | None = None  # each seat's slaps refused as too fast in the game
     own_reveals: list[int] | None = None  # each seat's reveals not made by the turn timer
+    takes_bots: bool = False  # the table took bot accounts: its people chose to meet them
 
 
 class Expired(_Event):

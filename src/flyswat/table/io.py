@@ -76,12 +76,14 @@ class Join:
     from it (:func:`~flyswat.table.seats.seat_token`), and a join that already holds a
     seat — the same ``player``, or without one the seat that key's token opens — gets that
     seat and token back. The server passes the player's secret, or an anonymous join's
-    request key."""
+    request key. ``bot``: the player is a bot account (checked by the server), which sits
+    only at a table that takes bot accounts or invited it."""
 
     name: str
     player: str | None = None
     rating: int | None = None
     key: str | None = None
+    bot: bool = False
 
 
 @dataclass(frozen=True, slots=True)

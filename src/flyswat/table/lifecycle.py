@@ -61,12 +61,13 @@ def apply(t: Table, event: ev.Event) -> None:
             s = t.seats[seat]
             s.kind, s.level, s.name = "bot", level, f"Bot {seat + 1}"
             s.token_hash, s.player, s.rating, s.ready, s.away_since = None, None, None, True, None
+            s.bot_account = False
 
 
 def _free(t: Table, seat: int) -> None:
     s = t.seats[seat]
     s.name, s.token_hash, s.player, s.rating = None, None, None, None
-    s.ready, s.rematch, s.away_since = False, False, None
+    s.ready, s.rematch, s.away_since, s.bot_account = False, False, None, False
 
 
 def rating_of(t: Table, seat: int) -> int | None:
@@ -84,7 +85,20 @@ def over(t: Table, game_id: str, record: dict[str, Any]) -> ev.Over:
     return ev.Over(game_id=game_id, record=record,
                    players=[None if s.is_bot else s.player for s in t.seats],
                    too_fast=[s.too_fast for s in t.seats],
-                   own_reveals=[s.reveals for s in t.seats])  # fmt: skip
+                   own_reveals=[s.reveals for s in t.seats],
+                   takes_bots=t.options.bot_accounts)  # fmt: skip
+
+
+def check_bot_account(t: Table, player: str | None, host: bool = False) -> None:
+    """May the bot account ``player`` sit here? At a table that takes bot accounts, or whose
+    host invited it (a host of its own table must make it take them); raises
+    ``bots_not_allowed``."""
+    if t.options.bot_accounts or (not host and player is not None and player in t.options.invite):
+        return
+    raise IllegalActionError(
+        "this table does not take bot accounts, nor did its host invite this one",
+        "bots_not_allowed",
+    )
 
 
 # -- timers -----------------------------------------------------------------------------------

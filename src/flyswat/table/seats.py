@@ -71,6 +71,7 @@ class Seat:
     player: str | None = None  # the player's id, when they came with an identity
     rating: int | None = None  # their shown rating when they sat down
     rematch: bool = False  # at the end: accepted another game
+    bot_account: bool = False  # its player is a bot account: a program at a human seat
 
     @property
     def is_bot(self) -> bool:

@@ -14,9 +14,7 @@ games, never on the number of ``jobs`` that play them.
 from __future__ import annotations
 
 import hashlib
-import multiprocessing
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -29,6 +27,7 @@ from flyswat.errors import MalformedError
 from flyswat.rules import Rules
 from flyswat.shuffle import Seed
 from flyswat.sim.fast import kernel, policy
+from flyswat.sim.pool import run_chunks
 
 #: Games per chunk: the unit of seeding and of work for the processes.
 CHUNK = 50_000
@@ -159,15 +158,17 @@ def simulate_fast(
     remove: int = 0,
     *,
     slap_window_ms: int = 3000,
-    jobs: int = 1,
+    jobs: int | None = 1,
+    ray: str | None = None,
     trace: bool = False,
 ) -> FastResult:
     """Play ``n_games`` bot games of ``seats`` seats, seat ``k`` at ``levels[k % len(levels)]``.
 
     ``levels`` is one level or a list of them (names or :class:`bots.Level`); ``remove`` and
-    ``slap_window_ms`` are the rule options (R6, R21). ``jobs`` processes share the work; the
-    result does not depend on it. With ``trace``, the result keeps each game's facts so that
-    :func:`records` can build its record (memory: about 7 KB per game). Raises
+    ``slap_window_ms`` are the rule options (R6, R21). ``jobs`` processes share the work, or
+    the Ray cluster ``ray`` does (:mod:`flyswat.sim.pool`); the result depends on neither.
+    With ``trace``, the result keeps each game's facts so that :func:`records` can build its
+    record (memory: about 7 KB per game). Raises
     :class:`MalformedError` for bad rules, an unknown level or a negative ``n_games``.
     """
     if isinstance(levels, str | bots.Level):
@@ -182,14 +183,7 @@ def simulate_fast(
         (rules, params, min(CHUNK, n_games - k * CHUNK), children[k], trace)
         for k in range(n_chunks)
     ]
-    if jobs > 1 and n_chunks > 1:
-        # Not fork: a forked child would inherit the locks of any thread the caller runs.
-        methods = multiprocessing.get_all_start_methods()
-        context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-            parts = list(pool.map(_play_chunk, work))
-    else:
-        parts = [_play_chunk(w) for w in work]
+    parts = run_chunks(_play_chunk, work, jobs=jobs, ray=ray)
     if not parts:
         parts = [_play_chunk((rules, params, 0, np.random.SeedSequence(0), trace))]
     cat: dict[str, Any] = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}

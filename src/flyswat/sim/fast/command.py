@@ -24,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.plot is not None:
             raise MalformedError("--plot needs the reference simulator: leave out --fast")
-        if args.jobs < 1:
+        if args.jobs is not None and args.jobs < 1:
             raise MalformedError(f"jobs must be 1 or more, not {args.jobs}", "bad_jobs")
         levels = [s.strip() for s in args.bots.split(",") if s.strip()]
         result = simulate_fast(
@@ -33,7 +33,8 @@ def run(args: argparse.Namespace) -> int:
             levels,
             args.seed,
             remove=args.remove,
-            jobs=args.jobs,
+            jobs=args.jobs if args.jobs is not None or args.ray else 1,
+            ray=args.ray,
             trace=args.records is not None,
         )
         if args.records is not None:

@@ -68,7 +68,7 @@ export async function retried(call, tries = 4, pauseMs = 500) {
 export const players = {
   profile: (id) => request("GET", `/api/players/${enc(id)}`),
   games: (id, before) => request("GET", `/api/players/${enc(id)}/games${before ? `?before=${enc(before)}` : ""}`),
-  leaderboard: (offset = 0) => request("GET", `/api/leaderboard?offset=${offset}`),
+  leaderboard: (offset = 0, pool = "people") => request("GET", `/api/leaderboard?offset=${offset}&pool=${pool}`),
   game: (gameId) => request("GET", `/api/games/${enc(gameId)}`),
   playNow: () => retried(() => request("POST", "/api/play", auth())),
   createTable: (options) => request("POST", "/api/tables", { ...options, ...auth() }),

@@ -2,23 +2,28 @@
 // (GET /api/leaderboard), one's own row marked, and the bots' fixed ratings for scale.
 
 import { t } from "./i18n.js";
-import { esc, errorText, followPageLinks } from "./ui.js";
+import { botMark, esc, errorText, followPageLinks } from "./ui.js";
 import { me, players } from "./identity.js";
 import { provisionalMark } from "./rematch.js";
 
 export function leaderboardPage(app) {
   let board = null;
+  let programs = null; // the bot accounts' own board
   const mine = me()?.player;
 
-  function draw() {
-    if (!board) return;
-    const rows = board.players
+  const rowsOf = (list) =>
+    list
       .map(
         (p) => `<tr class="${p.id === mine ? "mine" : ""}" data-player="${esc(p.id)}"><td class="num">${p.rank}</td>
-        <td><a href="?player=${esc(p.id)}" data-page="?player=${esc(p.id)}">${esc(p.name)}</a>${p.id === mine ? ` <em>(${esc(t("seat.you"))})</em>` : ""}</td>
+        <td><a href="?player=${esc(p.id)}" data-page="?player=${esc(p.id)}">${esc(p.name)}</a>${botMark(p.bot)}${p.id === mine ? ` <em>(${esc(t("seat.you"))})</em>` : ""}</td>
         <td class="num">${p.rating}${provisionalMark(p.provisional)}</td><td class="num">${p.rated_games}</td></tr>`,
       )
       .join("");
+
+  function draw() {
+    if (!board) return;
+    const rows = rowsOf(board.players);
+    const botRows = programs ? rowsOf(programs.players) : "";
     const bots = Object.entries(board.bots)
       .map(([level, r]) => t("players.botRating", { level: t(`level.${level}`), rating: r }))
       .join(" · ");
@@ -28,7 +33,9 @@ export function leaderboardPage(app) {
         <th class="num">${esc(t("players.rating"))}</th><th class="num">${esc(t("players.games"))}</th></tr></thead>
         <tbody>${rows}</tbody></table>` : `<p class="muted">${esc(t("players.noneRated"))}</p>`}
       <p class="muted bots-scale">${esc(bots)}</p>
-      <p><a href="?ratings" data-page="?ratings">${esc(t("ratings.link"))}</a></p></section></div>`;
+      <p><a href="?ratings" data-page="?ratings">${esc(t("ratings.link"))}</a></p></section>
+      ${botRows ? `<section class="card-box bot-board"><h2>${esc(t("players.botBoard"))}</h2>
+        <table class="scores"><tbody>${botRows}</tbody></table></section>` : ""}</div>`;
   }
 
   const stop = followPageLinks(app);
@@ -36,6 +43,11 @@ export function leaderboardPage(app) {
     .leaderboard()
     .then((b) => {
       board = b;
+      draw();
+      return players.leaderboard(0, "bots");
+    })
+    .then((b) => {
+      programs = b;
       draw();
     })
     .catch((err) => {

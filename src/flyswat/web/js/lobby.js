@@ -2,7 +2,7 @@
 
 import { playerName, seconds, t } from "./i18n.js";
 import { SEAT_COLOURS } from "./table.js";
-import { esc } from "./ui.js";
+import { botMark, esc } from "./ui.js";
 import { fillHtml, hostButtons, leaveButton, ratingPill } from "./rematch.js";
 
 function playerRow(p, mySeat, tb) {
@@ -24,7 +24,7 @@ function playerRow(p, mySeat, tb) {
   const you = p.seat === mySeat ? ` <em>(${esc(t("seat.you"))})</em>` : "";
   return `<li class="${p.kind === "human" && !p.joined ? "free" : ""}" style="--seat:${colour}" data-seat="${p.seat}">
     <span class="seat-no" style="background:${colour}">${p.seat + 1}</span>
-    <span class="who">${esc(name)}${you}</span>${ratingPill(p)}${pills.join("")}${hostButtons(tb, p, mySeat)}</li>`;
+    <span class="who">${esc(name)}${botMark(p.bot_account)}${you}</span>${ratingPill(p)}${pills.join("")}${hostButtons(tb, p, mySeat)}</li>`;
 }
 
 /** What the lobby still waits for, in words: the free seats, then who is not ready. */
@@ -75,6 +75,7 @@ export function lobbyHtml(s, savedName = "") {
     t("lobby.factCards", { n: 112 - o.remove }),
     t("lobby.factWindow", { s: seconds(o.slap_window_ms) }),
     ...(o.turn_timeout_ms ? [t("lobby.factTurn", { s: seconds(o.turn_timeout_ms) })] : []),
+    ...(o.bot_accounts ? [t("lobby.factBotAccounts")] : []),
   ];
   return `<div class="page lobby">
     <section class="card-box">

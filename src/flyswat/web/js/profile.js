@@ -4,7 +4,7 @@
 // also moves the identity to another device (a one-time code).
 
 import { t, when } from "./i18n.js";
-import { esc, errorText, navigate, showError } from "./ui.js";
+import { botMark, errorText, esc, navigate, showError } from "./ui.js";
 import { me, players, recordUrl } from "./identity.js";
 import { provisionalMark } from "./rematch.js";
 
@@ -74,7 +74,7 @@ export function profilePage(app, id) {
     const oldest = [...games].reverse();
     const places = [1, 2, 3, 4].map((n) => [n, games.filter((g) => g.place === n).length]).filter(([, c]) => c);
     app.innerHTML = `<div class="page profile">
-      <section class="card-box"><h1>${esc(p.name)}${mine ? ` <em>(${esc(t("seat.you"))})</em>` : ""}</h1>
+      <section class="card-box"><h1>${esc(p.name)}${botMark(p.bot)}${mine ? ` <em>(${esc(t("seat.you"))})</em>` : ""}</h1>
         <dl class="facts">${facts.map(([k, v], i) => `<div><dt>${esc(k)}</dt><dd>${esc(v)}${i === 0 ? provisionalMark(p.provisional) : ""}</dd></div>`).join("")}</dl>
         ${places.length ? `<p class="muted">${esc(places.map(([n, c]) => t("players.placeCount", { place: t("end.place", { n }), n: c })).join(" · "))}</p>` : ""}
         <div class="plots">

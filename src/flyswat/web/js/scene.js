@@ -48,6 +48,7 @@ export function liveScene(s, now) {
       kind: p.kind,
       level: p.level,
       rating: p.rating,
+      botAccount: !!p.bot_account,
       draw: v.draw_counts[i],
       won: v.won_counts[i],
       points: result ? result.points[i] : i === me ? ownPoints : undefined,

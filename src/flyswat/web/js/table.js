@@ -10,6 +10,7 @@
 
 import { backSvg, cardSvg, colourBadge, parseCard } from "./cards.js";
 import { cardName, playerName, t } from "./i18n.js";
+import { botMark } from "./ui.js";
 
 import { FLY_KEYS } from "./model.js";
 
@@ -67,7 +68,7 @@ function seatPanel(scene, i) {
   return `<div class="${classes.join(" ")}" data-seat="${i}" style="--seat:${SEAT_COLOURS[i % SEAT_COLOURS.length]}">
     <div class="seat-head">
       <span class="seat-no">${i + 1}</span>
-      <span class="seat-name">${esc(seatLabel(scene, i))}${i === scene.me && seatLabel(scene, i).toLowerCase() !== t("seat.you").toLowerCase() ? ` <em>(${esc(t("seat.you"))})</em>` : ""}</span>
+      <span class="seat-name">${esc(seatLabel(scene, i))}${botMark(s.botAccount)}${i === scene.me && seatLabel(scene, i).toLowerCase() !== t("seat.you").toLowerCase() ? ` <em>(${esc(t("seat.you"))})</em>` : ""}</span>
       ${s.rating != null ? `<span class="seat-rating" title="${esc(t("seat.rating", { rating: s.rating }))}">${esc(s.rating)}</span>` : ""}${kind}${fast}
     </div>
     <div class="piles">

@@ -27,6 +27,11 @@ export function hideToast() {
   if (el) el.hidden = true;
 }
 
+/** The mark shown after a bot account's name (a program, not a person), or nothing. */
+export function botMark(isBot) {
+  return isBot ? ` <span class="bot-mark" title="${esc(t("players.botAccount"))}">${esc(t("players.botMark"))}</span>` : "";
+}
+
 /** A server error code in the player's words (error.<code> in the strings file). */
 export function errorText(code) {
   return has(`error.${code}`) ? t(`error.${code}`) : t("error.unknown", { code });
