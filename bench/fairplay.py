@@ -214,12 +214,12 @@ def main() -> int:
           f"({100 * len(flagged) / max(1, len(people)):.2f} %)")  # fmt: skip
     for w in flagged[:5]:
         print(f"  at game {w.flagged_at()}: {w.reason}")
-    for w, h in zip(loud, hard_wins, strict=True):
-        if w.wins > h and not w.flagged_at():
-            times = sorted(x.ms for g in w.games for x in g.hands if x.first)
-            print(f"  noisy not flagged: peak {w.peak(20):.2f}, median first hand "
-                  f"{times[len(times) // 2]:.0f} ms, wins {w.wins:.1f} of 20 (a hard bot's "
-                  f"{h:.1f})")  # fmt: skip
+    missed = [(w, h) for w, h in zip(loud, hard_wins, strict=True) if w.wins > h]
+    for w, h in [(w, h) for w, h in missed if not w.flagged_at()][:8]:  # a sample of them
+        times = sorted(x.ms for g in w.games for x in g.hands if x.first)
+        print(f"  noisy not flagged: peak {w.peak(20):.2f}, median first hand "
+              f"{times[len(times) // 2]:.0f} ms, wins {w.wins:.1f} of 20 (a hard bot's "
+              f"{h:.1f})")  # fmt: skip
     roc = []
     print(
         "ROC (flagged when score >= c): c, humans over 100 games, scripts within 5, "
