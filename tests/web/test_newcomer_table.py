@@ -240,8 +240,10 @@ def test_the_end_screen_shows_the_new_rating_marked_provisional_and_links_to_how
     expect(bot).not_to_contain_text("?")  # a bot's rating is fixed: nothing provisional
     page.screenshot(path=str(artifacts / f"end-rating-{lang}.png"))
     # The ratings at the table: the end closed, the seats show them.
+    new = after.inner_text()
     page.click("[data-action=close-end]")
     expect(page.locator(".seat[data-seat='1'] .seat-rating")).to_have_text("1000")
+    expect(page.locator(".seat.me .seat-rating")).to_have_text(new)  # not the one sat down with
     page.click("[data-action=show-end]")
     page.click(".end a[data-page='?ratings']")
     expect(page.locator(".ratings-page h1")).to_have_text(s["ratings.title"])
