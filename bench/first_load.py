@@ -68,17 +68,26 @@ def _load(page: Any, cdp: Any, url: str) -> dict[str, Any]:
         if ev["requestId"] in seen:
             seen[ev["requestId"]]["cached"] = True
 
+    def answered(ev: dict[str, Any]) -> None:
+        r = ev["response"]
+        if ev["requestId"] in seen and (r.get("fromServiceWorker") or r.get("fromDiskCache")):
+            seen[ev["requestId"]]["cached"] = True
+
     cdp.on("Network.requestWillBeSent", sent)
     cdp.on("Network.loadingFinished", got)
     cdp.on("Network.requestServedFromCache", cached)
+    cdp.on("Network.responseReceived", answered)
     started = time.perf_counter()
     page.goto(url, wait_until="networkidle")
     ms = (time.perf_counter() - started) * 1000
-    for name in ("Network.requestWillBeSent", "Network.loadingFinished",
-                 "Network.requestServedFromCache"):  # fmt: skip
-        cdp.remove_listener(name, {"Network.requestWillBeSent": sent,
-                                   "Network.loadingFinished": got,
-                                   "Network.requestServedFromCache": cached}[name])  # fmt: skip
+    handlers = {
+        "Network.requestWillBeSent": sent,
+        "Network.loadingFinished": got,
+        "Network.requestServedFromCache": cached,
+        "Network.responseReceived": answered,
+    }
+    for name, handler in handlers.items():
+        cdp.remove_listener(name, handler)
     wire = [r for r in seen.values() if not r["cached"]]
     return {
         "requests": len(seen),

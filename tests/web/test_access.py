@@ -155,6 +155,8 @@ def test_a_screen_reader_hears_the_reveal_the_slap_window_and_the_rounds_result(
     page.keyboard.press("Enter")  # done: the bot's hands decide the round
     won = de["table.eventWon"].split("{card}")[0].split("{name}")[1].strip()
     expect(live).to_contain_text(won)
+    expect(page.locator(".fly-card.won")).not_to_have_count(0)
+    _axe(page, "a decided round")  # the flies' names hold the words shown on them
     page.context.close()
 
 

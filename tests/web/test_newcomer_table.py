@@ -240,8 +240,10 @@ def test_the_end_screen_shows_the_new_rating_marked_provisional_and_links_to_how
     expect(bot).not_to_contain_text("?")  # a bot's rating is fixed: nothing provisional
     page.screenshot(path=str(artifacts / f"end-rating-{lang}.png"))
     # The ratings at the table: the end closed, the seats show them.
+    new = after.inner_text()
     page.click("[data-action=close-end]")
     expect(page.locator(".seat[data-seat='1'] .seat-rating")).to_have_text("1000")
+    expect(page.locator(".seat.me .seat-rating")).to_have_text(new)  # not the one sat down with
     page.click("[data-action=show-end]")
     page.click(".end a[data-page='?ratings']")
     expect(page.locator(".ratings-page h1")).to_have_text(s["ratings.title"])
@@ -300,15 +302,24 @@ def test_leaving_a_live_game_asks_first_and_home_leads_back_to_it(
 
     def answer(dialog: Any) -> None:
         asked.append(dialog.message)
-        dialog.dismiss() if len(asked) == 1 else dialog.accept()
+        dialog.dismiss() if len(asked) <= 2 else dialog.accept()
 
     page.on("dialog", answer)
     page.click("header nav a[data-nav=home]")
     expect(page.locator(".table")).to_be_visible()  # refused: still at the table
     assert asked == [s["table.leaveConfirm"]]
+    url = page.url
+    page.evaluate("history.back()")  # the browser's Back asks too; refused, the table stays
+    for _ in range(100):
+        if len(asked) == 2:
+            break
+        page.wait_for_timeout(100)
+    assert asked == [s["table.leaveConfirm"]] * 2
+    expect(page.locator(".table")).to_be_visible()
+    assert page.url == url
     page.click("header nav a[data-nav=leaderboard]")
     expect(page.locator(".leaderboard h1")).to_be_visible()
-    assert len(asked) == 2
+    assert len(asked) == 3
     page.click("header nav a[data-nav=home]")
     back = page.locator("#back-to-game a")
     expect(back).to_be_visible()

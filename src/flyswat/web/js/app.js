@@ -46,7 +46,10 @@ function soundSwitch() {
 
 let current = null;
 
+let shown = location.href; // the address of the page on screen
+
 function route() {
+  shown = location.href;
   if (current?.leave) current.leave();
   const params = new URLSearchParams(location.search);
   const app = document.getElementById("app");
@@ -85,7 +88,11 @@ async function main() {
     const profile = me() ? `?player=${encodeURIComponent(me().player)}` : "?player"; // none yet: says so
     navigate({ replay: "?replay", learn: "?learn", leaderboard: "?leaderboard", profile }[a.dataset.nav] || "");
   });
-  window.addEventListener("popstate", route);
+  window.addEventListener("popstate", () => {
+    // Back, from a live game: asked as the header's links ask; refused, the table stays.
+    if (current?.live?.() && !window.confirm(t("table.leaveConfirm"))) return history.pushState(null, "", shown);
+    route();
+  });
   window.addEventListener("flyswat:navigate", route);
   route();
 }

@@ -97,7 +97,10 @@ export class GameManager {
     try {
       const summary = await players.game(gameId);
       if (this.state.table?.game_id !== gameId) return;
-      this.state = { ...this.state, ratings: summary };
+      // The ratings after the game: the seats show them from now on (a rematch keeps the seats,
+      // and the table knows only the ratings its players sat down with).
+      const after = Object.fromEntries(summary.seats.filter((x) => x.player && x.rated).map((x) => [x.player, x.rating_after]));
+      this.state = { ...this.state, ratings: summary, knownRatings: { ...this.state.knownRatings, ...after } };
       this.renderer.render(this.state, false);
     } catch {
       this.fetching = null; // a game without players kept: no ratings to show

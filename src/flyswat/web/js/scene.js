@@ -47,7 +47,7 @@ export function liveScene(s, now) {
       name: p.name,
       kind: p.kind,
       level: p.level,
-      rating: p.rating,
+      rating: (p.player && s.knownRatings?.[p.player]) ?? p.rating,
       botAccount: !!p.bot_account,
       draw: v.draw_counts[i],
       won: v.won_counts[i],

@@ -113,21 +113,21 @@ function centreCard(scene, entry, k) {
   // R20: a fly won and then paid back as a penalty by the same player in the same round.
   const paidBack =
     outcome === "won" && (scene.resolved?.penalties || []).some((p) => p.seat === hands[0] && p.card === card);
-  const mark =
+  const said =
     outcome === "won"
-      ? `<span class="outcome won-mark${paidBack ? " paid-back" : ""}">${esc(
-          paidBack
-            ? t("table.wonPaidBack", { name: seatLabel(scene, hands[0]) })
-            : t("table.wonBy", { name: seatLabel(scene, hands[0]) }),
-        )}</span>`
+      ? paidBack
+        ? t("table.wonPaidBack", { name: seatLabel(scene, hands[0]) })
+        : t("table.wonBy", { name: seatLabel(scene, hands[0]) })
       : outcome === "wrong"
-        ? `<span class="outcome wrong-mark">${esc(t("table.wrong"))}</span>`
+        ? t("table.wrong")
         : "";
+  const mark = said ? `<span class="outcome ${outcome === "won" ? `won-mark${paidBack ? " paid-back" : ""}` : "wrong-mark"}">${esc(said)}</span>` : "";
   const myHand = mine && !hands.length ? myHandHtml(scene) : "";
   return `<button class="${classes.join(" ")}" data-card="${card}" data-index="${k}"
-      aria-label="${esc(key ? t("table.slapKey", { card: name, key: key.toUpperCase() }) : name)}">
-    ${cardSvg(card, name)}
-    ${key ? `<kbd class="key">${key.toUpperCase()}</kbd>` : ""}
+>
+    <span class="sr-only">${esc(key ? t("table.slapKey", { card: name, key: key.toUpperCase() }) : name)}</span>
+    ${cardSvg(card).replace('role="img"', 'aria-hidden="true"') /* the words above name it */}
+    ${key ? `<kbd class="key" aria-hidden="true">${key.toUpperCase()}</kbd>` : ""}
     <span class="hands-stack">${stack}${myHand}</span>
     ${mark}
   </button>`;
