@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.server import free_port
+from harness.server import START_S, free_port
 
 CHROMIUM = Path(os.environ.get("FLYSWAT_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
@@ -62,7 +62,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + START_S
         while True:
             try:
                 with urllib.request.urlopen(f"{url}/health", timeout=1) as r:
