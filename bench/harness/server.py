@@ -163,8 +163,12 @@ class Serve:
         with log.open("ab") as out:
             self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT,
                                          env={**os.environ, "PYTHONUNBUFFERED": "1"})  # fmt: skip
-        for port in wait:
-            until_health(port, self)
+        try:
+            for port in wait:
+                until_health(port, self)
+        except BaseException:  # nobody holds it yet to stop it: stopped here
+            self.kill()
+            raise
 
     def kill(self, sig: int = signal.SIGKILL) -> None:
         if self.proc.poll() is None:
