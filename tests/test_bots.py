@@ -138,7 +138,7 @@ def test_an_unknown_level_is_malformed(bad: str) -> None:
 @pytest.mark.parametrize(
     ("centre", "right", "mistaken"),
     [
-        # The rulebook's examples (RULES.md, checks of the seed examples).
+        # The rulebook's examples (docs/RULES.md, checks of the seed examples).
         (["R1-1", "R2-1", "R3-1", "R4-1", "R5-1", "Y1-1", "Y2-1", "G1-1", "P1-1"], "R", "Y"),
         (["R1-1", "R2-1", "R3-1", "G1-1", "G2-1", "G3-1", "B1-1", "B2-1", "P1-1"], "RG", "B"),
         # One count level only: nothing to mistake the allowed colours for.

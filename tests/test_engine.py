@@ -1,4 +1,4 @@
-"""The rules engine, rule by rule (R5–R24 of ``shared/RULES.md``).
+"""The rules engine, rule by rule (R5–R24 of ``docs/RULES.md``).
 
 Positions are staged exactly: ``staged(seats, reveals)`` builds a game whose reveals begin
 with the given cards in turn order, so each test sets up precisely the centre it needs.

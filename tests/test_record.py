@@ -1,4 +1,4 @@
-"""Game records: RECORD.md's shape, round trips, and ``flyswat verify``."""
+"""Game records: docs/RECORD.md's shape, round trips, and ``flyswat verify``."""
 
 from __future__ import annotations
 

@@ -187,7 +187,7 @@ async def open_table(
     return code, sorted(seated, key=lambda s: s["seat"])
 
 
-async def start_table(http: str, code: str, host_token: str, timeout: float = 30) -> None:
+async def start_table(http: str, code: str, host_token: str, timeout: float = 60) -> None:
     """Start a full table once every player has said ready (racers do on their welcome)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout

@@ -16,6 +16,9 @@ from typing import Any
 import httpx
 
 ROOT = Path(__file__).resolve().parents[2]
+#: Seconds a server process has to answer /health: a second or two on a quiet machine, but
+#: many times that on a busy one (every test process of a parallel run starting servers).
+START_S = 60.0
 
 
 #: Ports are handed out in blocks of this many; a test process under pytest-xdist takes only
@@ -91,7 +94,7 @@ def running_server(
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + START_S
         while True:
             if proc.poll() is not None:
                 err = log_path.read_text(errors="replace")
@@ -100,7 +103,7 @@ def running_server(
                 if httpx.get(base + "/health", timeout=1).status_code == 200:
                     break
             if time.monotonic() > deadline:
-                raise RuntimeError("the server did not answer /health within 30 s")
+                raise RuntimeError(f"the server did not answer /health within {START_S:g} s")
             time.sleep(0.1)
         yield base, port, proc.pid
     finally:
@@ -165,8 +168,12 @@ class Serve:
         with log.open("ab") as out:
             self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT,
                                          env={**os.environ, "PYTHONUNBUFFERED": "1"})  # fmt: skip
-        for port in wait:
-            until_health(port, self)
+        try:
+            for port in wait:
+                until_health(port, self)
+        except BaseException:  # nobody holds it yet to stop it: stopped here
+            self.kill()
+            raise
 
     def kill(self, sig: int = signal.SIGKILL) -> None:
         if self.proc.poll() is None:
@@ -175,7 +182,9 @@ class Serve:
             self.proc.wait(40)
 
 
-def until_health(port: int, serving: Serve | None = None, timeout: float = 40) -> dict[str, Any]:
+def until_health(
+    port: int, serving: Serve | None = None, timeout: float = START_S
+) -> dict[str, Any]:
     """``/health`` of the server on ``port`` once it answers (raises when ``serving``
     ended or after ``timeout`` s)."""
     deadline = time.monotonic() + timeout

@@ -1,4 +1,4 @@
-"""The rules engine: one game of flyswat, exactly as ``shared/RULES.md`` R5–R24 say.
+"""The rules engine: one game of flyswat, exactly as ``docs/RULES.md`` R5–R24 say.
 
 Pure: no I/O, no clock, no global random state. The shuffle takes a seed (R5); slaps are
 applied in the arrival order the caller decides (the arbiter lives outside the engine); the

@@ -1,4 +1,4 @@
-"""Game records (``shared/RECORD.md``, formats ``flyswat-record/1`` and ``/2``): write, read,
+"""Game records (``docs/RECORD.md``, formats ``flyswat-record/1`` and ``/2``): write, read,
 verify. Format 2 is format 1 plus ``rules.min_reaction_ms``, the human floor the game was
 played with: every slap's ``ms`` must be at least that (``docs/RECORD-2.md``).
 
@@ -6,7 +6,7 @@ A record is event-sourced: the deal and the ordered slaps are the facts, and eve
 follows from them by the rules. :func:`verify_record` recomputes a record from its facts with
 the engine and reports every field that disagrees; ``flyswat verify`` runs it over files.
 
-Beyond RECORD.md, a record may carry ``"commitment"``: the SHA-256 of the seed that the
+Beyond docs/RECORD.md, a record may carry ``"commitment"``: the SHA-256 of the seed that the
 server published before the game (provably fair shuffle, :mod:`flyswat.shuffle`). When a
 record has a seed, its deal must follow from that seed; when it has a commitment, the
 commitment must match the seed.

@@ -5,7 +5,7 @@ the browser's ``web/js/engine.js``) to replay and compare.
     uv run python tests/golden/make.py          # rewrites the files; deterministic
 
 Each file is ``{"name", "covers", "record", "after"}``: ``record`` is a game record
-(``shared/RECORD.md``); ``after`` has one entry per ``record.turns`` item, the state once that
+(``docs/RECORD.md``); ``after`` has one entry per ``record.turns`` item, the state once that
 turn is fully played: ``centre`` (card texts in centre order), ``draw`` and ``won`` (counts per
 seat) and ``box`` (how many cards are in the box: the removed ones and the played triggers).
 

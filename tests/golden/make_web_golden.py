@@ -1,6 +1,6 @@
 """Write the browser's golden transcripts, ``tests/golden/web-*.json``, from the Python engine.
 
-Each file holds a record (``shared/RECORD.md``) and the state after every turn as the engine
+Each file holds a record (``docs/RECORD.md``) and the state after every turn as the engine
 played it (``{"centre", "draw", "won", "box"}``; ``box`` counts every card out of play, the
 cards removed unseen included). The browser's rules (``web/js/rules.js``) must give the same
 states: ``tests/js/golden.test.mjs`` replays every ``tests/golden/*.json``.

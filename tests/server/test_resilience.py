@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from flyswat.record import verify_record
+from harness.server import START_S
 
 from .conftest import Live, Player, create_table, free_port, join_table, until_all_ready
 
@@ -62,7 +63,7 @@ class Process:
             stderr=subprocess.STDOUT,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + START_S
         while True:
             try:
                 if httpx.get(self.url + "/health", timeout=1).status_code == 200:
@@ -71,7 +72,10 @@ class Process:
                 pass
             if time.monotonic() > deadline or self.proc.poll() is not None:
                 self.kill()
-                raise RuntimeError(f"the server did not start: {self.output()}")
+                said = self.output()
+                if self.proc.stdout:  # nobody else will: this process is nobody's yet
+                    self.proc.stdout.close()
+                raise RuntimeError(f"the server did not start: {said}")
             time.sleep(0.05)
 
     def output(self) -> str:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.server import free_port
+from harness.server import START_S, free_port
 
 CHROMIUM = Path(os.environ.get("FLYSWAT_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
@@ -63,7 +63,7 @@ def serve(folder: Path, *extra: str) -> Iterator[str]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60  # a loaded machine starts it slowly
+        deadline = time.monotonic() + START_S
         while True:
             try:
                 with urllib.request.urlopen(f"{url}/health", timeout=1) as r:

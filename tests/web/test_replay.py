@@ -1,4 +1,4 @@
-"""The replay viewer with a record file (shared/RECORD.md) opened from disk: it re-plays the
+"""The replay viewer with a record file (docs/RECORD.md) opened from disk: it re-plays the
 rules in the browser, steps reveal by reveal, shows each round's hands in stacking order
 (R17), and says so when a record does not agree with the rules."""
 

@@ -114,7 +114,7 @@ class Closed(_Event):
 
 
 class Over(_Event):
-    """The game ended; ``record`` is its game record (``shared/RECORD.md``)."""
+    """The game ended; ``record`` is its game record (``docs/RECORD.md``)."""
 
     kind: Literal["over"] = "over"
     game_id: str

@@ -95,7 +95,7 @@ class Seat:
         )
 
     def record_entry(self) -> dict[str, str]:
-        """This seat in a record's ``seats`` list (RECORD.md)."""
+        """This seat in a record's ``seats`` list (docs/RECORD.md)."""
         entry = {"name": self.name or f"Seat {self.index}", "kind": self.kind}
         if self.level is not None:
             entry["level"] = self.level

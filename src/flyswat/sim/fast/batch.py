@@ -224,7 +224,7 @@ def game(result: FastResult, g: int) -> Game:
 def records(
     result: FastResult, *, started_at: str = "1970-01-01T00:00:00Z", prefix: str = "fast"
 ) -> Iterator[dict[str, Any]]:
-    """The record (``shared/RECORD.md``) of every game of a traced ``result``, in order.
+    """The record (``docs/RECORD.md``) of every game of a traced ``result``, in order.
 
     Each is built by replaying the game's facts through the reference engine (:func:`game`);
     its ``seed`` is null, since the deal came from the fast generator, not from R5's shuffle.

@@ -14,7 +14,7 @@ from flyswat.sim.fast import kernel
 
 
 def replay_record(record: dict[str, Any]) -> list[dict[str, Any]]:
-    """The state after each turn of ``record`` (``shared/RECORD.md``) as the kernel plays its
+    """The state after each turn of ``record`` (``docs/RECORD.md``) as the kernel plays its
     deal and its slaps (in the record's stacking order): ``centre`` (card texts in centre
     order), ``draw`` and ``won`` (counts per seat), ``box`` — the shape of a golden
     transcript's ``after``. The kernel stops where the rules end the game (R22)."""

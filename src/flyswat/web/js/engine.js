@@ -1,4 +1,4 @@
-// A game record (shared/RECORD.md, flyswat-record/1 and /2) re-played in the browser by the
+// A game record (docs/RECORD.md, flyswat-record/1 and /2) re-played in the browser by the
 // rules of rules.js: the deal and the slaps are the facts, everything else is recomputed.
 // replay(record) returns one frame per reveal, plus one per resolved slap round.
 

@@ -23,7 +23,7 @@ function example(centre, trigger, key) {
 
 const SECTIONS = ["goal", "cards", "turn", "swat", "allowed", "fifth", "wrong", "stack", "hands", "end"];
 
-/** The rules page: every rule a newcomer needs (shared/RULES.md), in the player's language. */
+/** The rules page: every rule a newcomer needs (docs/RULES.md), in the player's language. */
 export function rulesPage(app) {
   const draw = () => {
     const art = {

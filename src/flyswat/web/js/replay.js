@@ -1,4 +1,4 @@
-// The replay viewer: any record (shared/RECORD.md), from the server or from a file,
+// The replay viewer: any record (docs/RECORD.md), from the server or from a file,
 // stepped or played reveal by reveal, with every slap round's hands on the flies.
 
 import { replay } from "./engine.js";

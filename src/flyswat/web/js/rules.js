@@ -1,4 +1,4 @@
-// The rules of a game in play (shared/RULES.md R10–R24), step by step, in the browser: the
+// The rules of a game in play (docs/RULES.md R10–R24), step by step, in the browser: the
 // replay viewer re-plays records through it (engine.js) and the practice table plays on it
 // (practice.js). The Python engine is the reference; tests/golden/*.json hold the two together.
 
