@@ -21,9 +21,10 @@
 // the event loop's own lag (a 50 ms timer's overshoot).
 //
 // Lines on stdout, one JSON object each: `{"event": "ready", ...}` once every client has
-// joined; then it reads one line on stdin, `{"t0": <monotonic s>}` (the window's start), and
-// prints `{"event": "report", ...}` (the report of bench/harness/generator.py's
-// Generator.measure) `timeout_s` + 0.5 s after the window; it plays on until stdin closes.
+// joined; then it reads one line on stdin, `{"t0": <monotonic s>}` (the window's start; an
+// empty line: now), and prints `{"event": "report", ...}` (the report of
+// bench/harness/generator.py's Generator.measure) `timeout_s` + 0.5 s after the window; it
+// plays on until stdin closes.
 // A failure prints `{"event": "error", "error": ...}` and exits 1.
 "use strict";
 
@@ -347,8 +348,8 @@ async function main() {
     await gen.close();
     return;
   }
-  const { t0 } = JSON.parse(go.value);
-  emit("report", await gen.measure(Number(t0)));
+  const t0 = go.value.trim() ? JSON.parse(go.value).t0 : now();
+  emit("report", await gen.measure(Number(t0 ?? now())));
   while (!(await lines.next()).done) {
     // play on until stdin closes
   }
