@@ -1,7 +1,7 @@
 """The anchor of the rhythm (``bench/anchors/colyseus``): its room and its Node generator.
 
-Two rooms of four @colyseus/sdk clients play quick reveals (every 500 ms, a round every 2 s)
-for a few seconds against a real ``node server.js``: the rounds are measured, nobody fails to
+Three rooms of four @colyseus/sdk clients play quick reveals (every 20 ms, a round every
+80 ms) for a few seconds against a real ``node server.js``: the rounds are measured, nobody fails to
 join or drops, and the report reads as the flyswat generator's does (``bench/rhythm.py``'s
 ``figures`` and ``verdict`` take it unchanged). The figures are the benchmark's, never asserted
 here. Skipped where Node is missing or the pinned packages cannot be installed.
@@ -28,16 +28,18 @@ def colyseus() -> Path:
     return COLYSEUS
 
 
-def test_two_colyseus_rooms_play_the_rhythm_and_report_as_flyswat_s_generator_does(
+def test_rooms_play_the_rhythm_while_others_join_and_report_as_flyswat_s_generator_does(
     colyseus: Path, tmp_path: Path
 ) -> None:
-    out, reports, cpu = run_anchor(colyseus, [(2, 8)], tmp_path, duration=5.0,
-                                   server_args=["--reveal-ms", "500"],
-                                   plan={"react_s": [0.05, 0.2]})  # fmt: skip
+    # One join at a time and a round every 80 ms: the first rooms play (and their clients
+    # slap) while the others are still joining.
+    out, reports, cpu = run_anchor(colyseus, [(3, 1)], tmp_path, duration=4.0,
+                                   server_args=["--reveal-ms", "20"],
+                                   plan={"react_s": [0.005, 0.03]})  # fmt: skip
     (report,) = reports
-    assert out["alive"] and out["ready"][0]["players"] == 8
-    assert report["players"] == 8 and report["tables"] == 2
-    assert report["total"]["joins"] == 8
+    assert out["alive"] and out["ready"][0]["players"] == 12
+    assert report["players"] == 12 and report["tables"] == 3
+    assert report["total"]["joins"] == 12
     assert "rooms_not_full" not in report["total"], "a room was left with fewer than 4"
     assert report["round_ms"], "no round measured"
     assert report["rounds"] >= len(report["round_ms"])
@@ -45,7 +47,7 @@ def test_two_colyseus_rooms_play_the_rhythm_and_report_as_flyswat_s_generator_do
     assert report["total"].get("disconnects", 0) == 0
     assert report["total"].get("late_hands", 0) == 0
     # Every client pings once a second and is answered; reveals come to all four.
-    assert report["sent_per_s"] >= 8 * 0.8 and report["received_per_s"] > report["sent_per_s"]
+    assert report["sent_per_s"] >= 12 * 0.8 and report["received_per_s"] > report["sent_per_s"]
     assert set(cpu) == {"server", "g0", "self"}
     fig = figures(reports, cpu) | out
     assert fig["rounds_measured"] == len(report["round_ms"]) and fig["failed_joins"] == 0

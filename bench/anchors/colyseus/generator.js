@@ -160,13 +160,17 @@ class Player {
 }
 
 class Table {
-  constructor(gen, players) {
+  constructor(gen) {
     this.gen = gen;
-    this.players = players;
-    this.seats = players.length;
+    this.players = [];
+    this.seats = gen.plan.seats;
     this.acting = [-1, 0]; // the round being acted on: its turn, slaps sent so far
     this.waiting = null; // the round's last action: [turn, player, sent at]
-    for (const p of players) p.table = this;
+  }
+
+  seat(player) {
+    this.players.push(player);
+    player.table = this;
   }
 
   acted(player, turn, t) {
@@ -203,7 +207,7 @@ class Generator {
     this.client = new Client(plan.endpoint);
     this.rng = seeded(plan.seed);
     this.players = [];
-    this.tables = [];
+    this.tables = new Map(); // room id -> Table: a room's clients are one table
     this.sent = 0;
     this.received = 0;
     this.count = new Counter();
@@ -227,7 +231,10 @@ class Generator {
       try {
         const room = await Promise.race([joining, late]);
         this.count.add("joins");
-        return new Player(this, room);
+        const player = new Player(this, room);
+        if (!this.tables.has(room.roomId)) this.tables.set(room.roomId, new Table(this));
+        this.tables.get(room.roomId).seat(player);
+        return player;
       } catch (error) {
         this.count.add("failed_joins");
         this.failures.add(error?.message === "TimeoutError" ? "TimeoutError" : String(error?.code ?? error?.name ?? error));
@@ -255,21 +262,12 @@ class Generator {
       timer = setTimeout(() => reject(new Error(`set-up took over ${plan.setup_timeout_s} s`)), plan.setup_timeout_s * 1000);
     });
     await Promise.race([Promise.all(workers), late]).finally(() => clearTimeout(timer));
-    const rooms = new Map();
-    for (const p of this.players) {
-      const seated = rooms.get(p.room.roomId) ?? [];
-      seated.push(p);
-      rooms.set(p.room.roomId, seated);
-    }
-    for (const seated of rooms.values()) {
-      if (seated.length === plan.seats) {
-        this.tables.push(new Table(this, seated));
-      } else {
-        this.count.add("rooms_not_full"); // never revealing: said, not hidden
-        this.tables.push(new Table(this, seated));
+    for (const table of this.tables.values()) {
+      if (table.players.length !== plan.seats) {
+        this.count.add("rooms_not_full"); // a room that never reveals: said, not hidden
       }
     }
-    this.count.add("tables", this.tables.length);
+    this.count.add("tables", this.tables.size);
   }
 
   watchLag() {
@@ -306,7 +304,7 @@ class Generator {
     const window = after.at - before.at;
     return {
       name: plan.name,
-      tables: this.tables.length,
+      tables: this.tables.size,
       players: this.players.length,
       window_s: window,
       sent_per_s: (after.sent - before.sent) / window,
@@ -342,7 +340,7 @@ async function main() {
   const gen = new Generator(plan);
   const began = now();
   await gen.setup();
-  emit("ready", { players: gen.players.length, tables: gen.tables.length, setup_s: now() - began, ...gen.count.counts });
+  emit("ready", { players: gen.players.length, tables: gen.tables.size, setup_s: now() - began, ...gen.count.counts });
   const go = await lines.next();
   if (go.done) {
     await gen.close();
