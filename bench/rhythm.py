@@ -164,12 +164,14 @@ def self_cpu() -> tuple[float, float]:
 @dataclass(frozen=True)
 class Source:
     """Where a server's code is: a ``src`` folder, how the table names it, its commit;
-    ``workers``: ``flyswat serve --workers`` (none: as ``--serve-arg`` says, else one)."""
+    ``workers``: ``flyswat serve --workers`` (none: as ``--serve-arg`` says, else one);
+    ``anchor``: ``path`` is an anchor's folder (``--anchor``), not flyswat's."""
 
     path: Path
     label: str
     commit: str
     workers: int | None = None
+    anchor: bool = False
 
 
 def source(arg: str, workdir: Path) -> Source:
@@ -196,16 +198,11 @@ def source(arg: str, workdir: Path) -> Source:
 
 def step(players: int, src: Source, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     """One step: a fresh server from ``src``, the generators, the window; the figures."""
+    if src.anchor:
+        return anchor_step(players, src, args, workdir)
     label = src.label
     tables = players // 4
-    quiet = wait_quiet()
-    fig: dict[str, Any] = {
-        "server": label, "commit": src.commit, "players": tables * 4, "tables": tables,
-        "procs": args.procs, "deflate": args.deflate, "client": args.client,
-        "db": "sqlite" if not args.db else args.db.split(":", 1)[0],
-        "loadavg_before": Path("/proc/loadavg").read_text().split()[:3],
-        "busy_cores_before": quiet,
-    }  # fmt: skip
+    fig = step_head(tables, src, args)
     name = f"rhythm-{label.replace('/', '_')}-{players}"
     with fresh_db(args.db, workdir, name) as db:
         env = {"PYTHONPATH": str(src.path)} if src.path != ROOT / "src" else None
@@ -234,6 +231,56 @@ def step(players: int, src: Source, args: argparse.Namespace, workdir: Path) -> 
             for server in servers:
                 server.stop()
     return fig
+
+
+def step_head(tables: int, src: Source, args: argparse.Namespace) -> dict[str, Any]:
+    """What a step's figures say first: who, how many, the machine before (once quiet)."""
+    quiet = wait_quiet()
+    return {
+        "server": src.label, "commit": src.commit, "players": tables * 4, "tables": tables,
+        "procs": args.procs, "deflate": args.deflate, "client": args.client,
+        "db": "sqlite" if not args.db else args.db.split(":", 1)[0],
+        "loadavg_before": Path("/proc/loadavg").read_text().split()[:3],
+        "busy_cores_before": quiet,
+    }  # fmt: skip
+
+
+def anchor_step(players: int, src: Source, args: argparse.Namespace,
+                workdir: Path) -> dict[str, Any]:  # fmt: skip
+    """One step of the anchor (``--anchor``): its own server and generators
+    (:mod:`harness.anchor`), the same window, figures and verdict as flyswat's."""
+    from harness.anchor import run_anchor
+
+    tables = players // 4
+    fig = step_head(tables, src, args) | {"deflate": False, "client": "sdk", "db": "none"}
+    parts = max(1, args.procs)
+    shares = list(zip(split(tables, parts), split(JOINS_IN_FLIGHT, parts), strict=True))
+    out, reports, cpu = run_anchor(src.path, shares, workdir, duration=args.duration,
+                                   warmup=args.warmup, setup_timeout=args.setup_timeout,
+                                   seed=args.seed)  # fmt: skip
+    fig |= out | figures(reports, cpu)
+    fig["other_cores"] = fig["busy_cores"] - fig["server_cpu"] - fig["generator_cpu"]
+    fig["pass"], fig["why"] = verdict(fig)
+    fig["rooms_not_full"] = sum(r["total"].get("rooms_not_full", 0) for r in reports)
+    if fig["rooms_not_full"]:  # their clients joined, and never played
+        fig["pass"] = False
+        fig["why"].append(f"{fig['rooms_not_full']} rooms with fewer than 4")
+    return fig
+
+
+def anchor_source(name: str) -> Source:
+    """The anchor ``name`` as a source of the ramp, its packages installed."""
+    from harness.anchor import KNOWN, install
+
+    return Source(KNOWN[name], name, install(KNOWN[name]), anchor=True)
+
+
+def against(fig: dict[str, Any], base: dict[str, Any]) -> str:
+    """``fig``'s costs as multiples of the anchor's step ``base`` (kept in ``fig``), a line."""
+    from harness.anchor import ratio_line, ratios
+
+    fig["against_anchor"] = {"server": base["server"], **ratios(fig, base)}
+    return ratio_line(fig, base)
 
 
 class Servers:
@@ -522,6 +569,9 @@ def main() -> None:
     parser.add_argument("--client", choices=("wire", "websockets"), default="wire",
                         help="the generator's WebSocket client: the cheap one (default) or the "
                         "websockets library (to see what it costs)")  # fmt: skip
+    parser.add_argument("--anchor", choices=("colyseus",),
+                        help="run this anchor (bench/anchors/) in each step too, beside "
+                        "flyswat, and print flyswat's costs as multiples of its")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, help="write every figure here (JSON)")
     parser.add_argument("--keep", type=Path, help="keep the databases, logs, profiles here")
@@ -536,12 +586,15 @@ def main() -> None:
         if args.workers_each:  # each source with each number of workers, side by side
             sources = [replace(s, label=f"{s.label}/w{n}", workers=n)
                        for s in sources for n in args.workers_each]  # fmt: skip
+        if args.anchor:  # first in each step, so that flyswat's rows can be its multiples
+            sources.insert(0, anchor_source(args.anchor))
         running = set(sources)
+        anchor_of: dict[int, dict[str, Any]] = {}
         print(HEADER, flush=True)
         for players in args.players:
             for src in sources:
-                if src not in running:
-                    continue
+                if src not in running and not (src.anchor and len(running) > 0):
+                    continue  # the anchor runs on while a flyswat does, for its multiples
                 try:
                     fig = step(players, src, args, workdir)
                 except Exception as e:  # the step could not run: say so, and stop this ramp
@@ -554,12 +607,20 @@ def main() -> None:
                 print(row(fig), flush=True)
                 for line in details(fig):
                     print(line, flush=True)
+                if src.anchor:
+                    anchor_of[players] = fig
+                elif players in anchor_of:
+                    print(against(fig, anchor_of[players]), flush=True)
                 if not fig["pass"] and not args.keep_going:
                     running.discard(src)
                 if args.out:
                     args.out.write_text(json.dumps(figures_all, indent=1, default=str))
             if not running:
                 break
+    if args.anchor and figures_all:
+        from harness.anchor import held_line
+
+        print(held_line(figures_all), flush=True)
     if not figures_all:
         sys.exit(1)
 
