@@ -148,8 +148,8 @@ def _routes(
     async def create(request: Request) -> JSONResponse:
         try:
             body = await _body(request, p.CreateTable)  # a refused body costs no table
-            me = players.who(body.player, body.secret)
-            name = me[1] if me else players.anonymous_name(body.name)
+            me = await players.who(body.player, body.secret)
+            name = me[1] if me else await players.anonymous_name(body.name)
             if not tables.allow(client_address(request.scope), time.monotonic()):
                 raise IllegalActionError("too many new tables from this address", "too_many_tables")
             body = body.model_copy(update={"name": name})
@@ -186,10 +186,12 @@ def _routes(
             if not isinstance(table, Table):
                 return table
             body = await _body(request, p.JoinTable)
-            me = players.who(body.player, body.secret)
+            me = await players.who(body.player, body.secret)
             # A resent join gets the seat it already holds: by the identity, or the key.
-            join = (Join(me[1], me[0], me[2], key=body.secret, bot=me.bot) if me
-                    else Join(players.anonymous_name(body.name), key=body.request))  # fmt: skip
+            if me:
+                join = Join(me[1], me[0], me[2], key=body.secret, bot=me.bot)
+            else:
+                join = Join(await players.anonymous_name(body.name), key=body.request)
             seat, token = (await runner.act(table, join)).reply
         except FlyswatError as e:
             return _error(e)
@@ -213,13 +215,12 @@ def _routes(
         if found is not None and table is not None and found.get("id") != table.game_id:
             found = None  # a rebuilt table's record from the store may be an earlier game's
         if found is None:  # the last game of the table (a rematch plays more than one)
-            with runner.store.engine.connect() as conn:
-                last = players_store.latest_game(conn, code)
-                text = players_store.record_of(conn, last) if last else None
-            found = json.loads(text) if text else runner.store.record(code)
+            found, exists = await asyncio.to_thread(_stored_record, runner.store, code)
+        else:
+            exists = True
         if found is not None:
             return JSONResponse(found)
-        if table is None and not runner.store.exists(code):
+        if table is None and not exists:
             return _error(IllegalActionError(f"no table {code!r}", "not_found"))
         return _error(IllegalActionError("the game is not over yet", "not_over"))
 
@@ -251,6 +252,16 @@ def _routes(
         *players.routes(),
         WebSocketRoute("/ws/{code}", ws),
     ]
+
+
+def _stored_record(store: Store, code: str) -> tuple[dict[str, Any] | None, bool]:
+    """The record of table ``code``'s last game in the store (None: none finished), and
+    whether the table exists at all (a worker thread's job: SQL never runs on the loop)."""
+    with store.engine.connect() as conn:
+        last = players_store.latest_game(conn, code)
+        text = players_store.record_of(conn, last) if last else None
+    found = json.loads(text) if text else store.record(code)
+    return found, found is not None or store.exists(code)
 
 
 # -- WebSocket ----------------------------------------------------------------------------------

@@ -14,9 +14,11 @@ import json
 import secrets
 import time
 from collections.abc import Callable, Coroutine
-from typing import Any, NamedTuple
+from functools import partial
+from typing import Any, NamedTuple, TypeVar
 
 import orjson
+from sqlalchemy.engine import Connection
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -42,6 +44,7 @@ MAX_OFFSET = 1_000_000
 PLAY_NOW_SEATS, PLAY_NOW_REMOVE, PLAY_NOW_WAIT_MS = 4, 56, 15_000
 
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
+T = TypeVar("T")
 BodyReader = Callable[[Request, type[Any]], Coroutine[Any, Any, Any]]
 
 
@@ -95,27 +98,44 @@ class Players:
 
     # -- who the caller is ----------------------------------------------------------------
 
-    def who(self, player: str | None, secret: str | None) -> Caller | None:
+    async def db(self, work: Callable[[Connection], T], write: bool = False) -> T:
+        """``work(conn)`` on a worker thread, in a transaction when ``write``: the event loop,
+        and every table on it, never waits for the players' SQL (a slow leaderboard or
+        profile holds no reveal)."""
+
+        def run() -> T:
+            with self.engine.begin() if write else self.engine.connect() as conn:
+                return work(conn)
+
+        return await asyncio.to_thread(run)
+
+    async def who(self, player: str | None, secret: str | None) -> Caller | None:
         """The :class:`Caller` who gave an identity; None for none. Raises ``bad_secret``
         for an id without its secret, or a wrong one."""
         if player is None and secret is None:
             return None
         if player is None or secret is None:
             raise IllegalActionError("an identity is a player id and its secret", "bad_secret")
-        with self.engine.connect() as conn:
-            row = ps.authenticate(conn, player, secret)
+        row = await self.db(lambda conn: ps.authenticate(conn, player, secret))
         return Caller(row["id"], row["name"], Rating(row["mu"], row["sigma"]).shown,
                       bool(row["bot"]))  # fmt: skip
 
-    def anonymous_name(self, name: str) -> str:
+    async def anonymous_name(self, name: str) -> str:
         """A name given without an identity: not a bot's or a seat's; a player's name is
         given a short tag, so that nobody can pose as them."""
         cleaned = identity.clean_name(name)
-        with self.engine.connect() as conn:
+
+        def free(conn: Connection) -> str | None:
+            tried = cleaned
             for _ in range(MAX_TAG_TRIES):
-                if not ps.name_taken(conn, cleaned):
-                    return cleaned
-                cleaned = identity.tagged(identity.clean_name(name), _tag())
+                if not ps.name_taken(conn, tried):
+                    return tried
+                tried = identity.tagged(cleaned, _tag())
+            return None
+
+        found = await self.db(free)
+        if found is not None:
+            return found
         raise IllegalActionError(f"the name {name!r} is taken: choose another", "name_taken")
 
     def _limited(self, request: Request) -> None:
@@ -126,18 +146,20 @@ class Players:
 
     async def register(self, request: Request) -> Response:
         body = await self.body(request, p.NewPlayer)
-        return self._new_identity(request, body.name)
+        return await self._new_identity(request, body.name)
 
     async def register_bot(self, request: Request) -> Response:
         """``POST /api/bots``: a bot account, registered by a person with their own identity."""
         body = await self.body(request, p.NewBot)
-        owner = self.who(body.player, body.secret)
+        owner = await self.who(body.player, body.secret)
         assert owner is not None
         if owner.bot:
             raise IllegalActionError("a bot account cannot register another", "not_a_person")
-        return self._new_identity(request, body.name, owner.id)
+        return await self._new_identity(request, body.name, owner.id)
 
-    def _new_identity(self, request: Request, asked: str, owner: str | None = None) -> Response:
+    async def _new_identity(
+        self, request: Request, asked: str, owner: str | None = None
+    ) -> Response:
         """A new identity called ``asked`` (a bot account of ``owner``, when given); a name
         already taken is given a short tag."""
         name = identity.clean_name(asked)
@@ -145,8 +167,8 @@ class Players:
         pid, secret = secrets.token_urlsafe(12), secrets.token_urlsafe(24)
         for attempt in range(MAX_TAG_TRIES):
             try:
-                with self.engine.begin() as conn:
-                    ps.register(conn, pid, name, secret, ps_now(), owner=owner)
+                await self.db(partial(_register, pid=pid, name=name, secret=secret,
+                                      owner=owner), write=True)  # fmt: skip
                 break
             except IllegalActionError as e:
                 if e.code != "name_taken" or attempt == MAX_TAG_TRIES - 1:
@@ -157,25 +179,24 @@ class Players:
 
     async def profile(self, request: Request) -> Response:
         pid = _player_id(request)
-        with self.engine.connect() as conn:
-            return JSONResponse(p.Profile(**ps.profile(conn, pid)).model_dump())
+        found = await self.db(lambda conn: ps.profile(conn, pid))
+        return JSONResponse(p.Profile(**found).model_dump())
 
     async def games(self, request: Request) -> Response:
         pid = _player_id(request)
         before = _int(request, "before", None, 1, 2**53)
         limit = _int(request, "limit", GAMES_PAGE, 1, MAX_GAMES_PAGE) or GAMES_PAGE
-        with self.engine.connect() as conn:
-            rows, nxt = ps.games_page(conn, pid, before, limit)
+        rows, nxt = await self.db(lambda conn: ps.games_page(conn, pid, before, limit))
         return JSONResponse(p.PlayedGames(games=[p.PlayedGame(**r) for r in rows],
                                           next=nxt).model_dump())  # fmt: skip
 
     async def claim_code(self, request: Request) -> Response:
         body = await self.body(request, p.PlayerAuth)
-        self.who(body.player, body.secret)
+        await self.who(body.player, body.secret)
         code = "".join(secrets.choice(identity.CLAIM_ALPHABET)
                        for _ in range(identity.CLAIM_LENGTH))  # fmt: skip
-        with self.engine.begin() as conn:
-            ps.set_claim(conn, body.player, code, time.time() + identity.CLAIM_TTL_S)
+        until = time.time() + identity.CLAIM_TTL_S
+        await self.db(lambda conn: ps.set_claim(conn, body.player, code, until), write=True)
         shown = f"{code[:4]}-{code[4:]}"
         return JSONResponse(p.ClaimCode(code=shown, expires_in_s=identity.CLAIM_TTL_S).model_dump())
 
@@ -184,8 +205,8 @@ class Players:
         self._limited(request)
         code = identity.clean_claim(body.code)
         secret = secrets.token_urlsafe(24)
-        with self.engine.begin() as conn:
-            row = ps.claim(conn, code, secret, time.time())
+        now = time.time()
+        row = await self.db(lambda conn: ps.claim(conn, code, secret, now), write=True)
         return JSONResponse(
             p.Identity(player=row["id"], secret=secret, name=row["name"]).model_dump()
         )
@@ -196,22 +217,23 @@ class Players:
         pool = request.query_params.get("pool", "people")
         if pool not in ("people", "bots"):
             raise MalformedError("pool is people or bots")
-        with self.engine.connect() as conn:
-            rows, total = ps.leaderboard(conn, limit, offset, bots=pool == "bots")
+        rows, total = await self.db(
+            lambda conn: ps.leaderboard(conn, limit, offset, bots=pool == "bots")
+        )
         bots = {level: r.shown for level, r in BOT_RATINGS.items()}
         board = p.Leaderboard(players=[p.Leader(**r) for r in rows], total=total, bots=bots)
         return JSONResponse(board.model_dump())
 
     async def game(self, request: Request) -> Response:
-        with self.engine.connect() as conn:
-            found = ps.game_summary(conn, str(request.path_params["game"]))
+        game = str(request.path_params["game"])
+        found = await self.db(lambda conn: ps.game_summary(conn, game))
         if found is None:
             raise IllegalActionError("no finished game with that id", "not_found")
         return JSONResponse(p.GameSummary(**found).model_dump())
 
     async def game_record(self, request: Request) -> Response:
-        with self.engine.connect() as conn:
-            found = ps.record_of(conn, str(request.path_params["game"]))
+        game = str(request.path_params["game"])
+        found = await self.db(lambda conn: ps.record_of(conn, game))
         if found is None:
             raise IllegalActionError("no finished game with that id", "not_found")
         name = f"flyswat-{request.path_params['game']}.json"
@@ -228,7 +250,7 @@ class Players:
                 return reply
             request = _replayed(request, raw)  # that node is going: seat them here
         body = await self.body(request, p.PlayerAuth)
-        me = self.who(body.player, body.secret)
+        me = await self.who(body.player, body.secret)
         assert me is not None
         if me.bot:  # Play now's tables take no bot account: a person there chose no program
             raise IllegalActionError(
@@ -329,6 +351,10 @@ class Players:
 
 #: How long each live node in turn takes every Play now request (seconds).
 MATCH_TURN_S = 10.0
+
+
+def _register(conn: Connection, *, pid: str, name: str, secret: str, owner: str | None) -> None:
+    ps.register(conn, pid, name, secret, ps_now(), owner=owner)
 
 
 def _replayed(request: Request, raw: bytes) -> Request:
