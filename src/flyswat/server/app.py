@@ -305,26 +305,28 @@ async def _sweep(runner: Runner, every_s: float = 30.0) -> None:
 #: Allocations between young collections (Python's default is 700). Each young collection of
 #: the server costs tens of ms whatever its size, so fewer of them (docs/BENCHMARKS.md).
 GC_THRESHOLD0 = 20_000
+#: Generation-1 collections between two full ones: so many that none runs by itself.
+NO_FULL = 10**9
 
 
 async def _collect(freeze_every_s: float = 5.0) -> None:
     """Keep the garbage collector's pauses off the players' critical path.
 
     A full collection walks every live object and holds up every table meanwhile (hundreds of
-    ms with thousands of players: docs/BENCHMARKS.md, Load and soak). So the collector never
-    walks the live heap: every few seconds what is not frozen yet — only the objects that
-    survived since the last time — is collected, and what survives that is frozen out of
-    every later walk. Objects that die by reference count are freed at once as ever,
-    frozen or not; a cycle among frozen objects would stay, so the server makes none that
-    outlive a few seconds (a finished table, a closed socket and its session are freed by
-    reference count: ``tests/server/test_heap.py``), and ``/metrics`` counts the frozen
-    objects (``flyswat_gc_frozen_objects``), which stay flat under a steady load.
+    ms with thousands of players: docs/BENCHMARKS.md, Load and soak), and so does a
+    collection of everything that survived the last few seconds (20–90 ms at 2,000 players,
+    *The hot path*). So the collector never walks the live heap: young collections run every
+    :data:`GC_THRESHOLD0` allocations as usual, and every few seconds what survived them is
+    frozen out of every later walk (a list splice: no pause). Objects that die by reference
+    count are freed at once as ever, frozen or not; a cycle among frozen objects would stay,
+    so the server makes none that outlive a young collection (a finished table, a closed
+    socket and its session are freed by reference count: ``tests/server/test_heap.py``), and
+    ``/metrics`` counts the frozen objects (``flyswat_gc_frozen_objects``).
     """
-    gc.set_threshold(GC_THRESHOLD0, 10, 10)
+    gc.set_threshold(GC_THRESHOLD0, 10, NO_FULL)
     gc.freeze()
     while True:
         await asyncio.sleep(freeze_every_s)
-        gc.collect()  # the unfrozen objects only: those of the last few seconds
         gc.freeze()
 
 

@@ -88,7 +88,7 @@ class Settings:
     bot_pace: float = option(1.0, "--bot-pace", "scale of the bots' pauses before revealing")
     gc: str = option(
         "tuned", "--gc",
-        "garbage collector: tuned (every 5 s the young collected, survivors frozen; no full "
+        "garbage collector: tuned (survivors of young collections frozen every 5 s; no full "
         "collection of the live heap: docs/BENCHMARKS.md) or Python's own defaults",
         choices=("tuned", "python"),
     )  # fmt: skip
