@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,22 @@ def _quick_game(page: Page, server: str, name: str) -> None:
     _create(page, server, name, 2)
     page.click("[data-action=start]")
     expect(page.locator(".end table.scores")).to_be_visible(timeout=30_000)
+    expect(page.locator(".end tr[data-seat='0'] .delta")).to_be_visible()
+
+
+def _rated_game(page: Page, server: str, name: str) -> None:
+    """A game of one player and one bot that is rated (docs/PLAYERS.md, *What a rated game
+    is*): 42 cards, so at least 28 reveals, the player revealing on their own turns (Space)
+    rather than leaving them to the turn timer; to the end screen."""
+    _create(page, server, name, 2, turn=10, remove=70)
+    page.click("[data-action=start]")
+    end = page.locator(".end table.scores")
+    deadline = time.monotonic() + 150
+    while not end.is_visible():
+        assert time.monotonic() < deadline, "the game did not end"
+        if page.locator("button.reveal:not([disabled])").count():
+            page.keyboard.press("Space")
+        page.wait_for_timeout(100)
     expect(page.locator(".end tr[data-seat='0'] .delta")).to_be_visible()
 
 
@@ -228,7 +245,7 @@ def test_the_end_screen_shows_the_new_rating_marked_provisional_and_links_to_how
     ctx = _context(browser, lang, size)
     page = ctx.new_page()
     s = strings(lang)
-    _quick_game(page, own, "Rated Rui")
+    _rated_game(page, own, f"Rated Rui {lang}")
     mine = page.locator(".end tr[data-seat='0']")
     after = mine.locator(".rating-after")
     expect(after).to_be_visible()  # no hover needed
