@@ -45,7 +45,7 @@ CLOSE_NOT_FOUND = 4404
 CLOSE_EXPIRED = 4410
 CLOSE_MOVED = 4302
 
-__all__ = ["Link", "Pinger", "Session", "text_frame"]
+__all__ = ["Link", "Pinger", "Session"]
 
 
 class Link:

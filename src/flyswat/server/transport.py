@@ -324,7 +324,6 @@ class FlyswatWebSocket(WebSocketsSansIOProtocol):
         self.slot: str | None = None
         self.receiver: Receiver | None = None
         self.reader: frames.Reader | None = None
-        self.close_timer: asyncio.TimerHandle | None = None
         self.gone = False
 
     def handle_connect(self, event: Any) -> None:
