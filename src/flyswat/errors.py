@@ -172,6 +172,15 @@ class IllegalActionError(FlyswatError):
     code = "illegal"
 
 
+#: Refusals that a fair client on a slow link meets as a matter of course: its slap, done or
+#: reveal crossed the table's own move on the wire (the round closed, the turn timed out and
+#: the card was revealed for it). Each is answered; none counts toward closing the connection
+#: for erring (the token bucket still bounds how many a client can send).
+LATE: frozenset[str] = frozenset(
+    {"stale_round", "too_late", "no_round", "round_open", "not_your_turn"}
+)
+
+
 def wire_codes() -> list[str]:
     """Every code a client may receive, in registry order."""
     return [c.code for c in CODES.values() if c.wire]

@@ -132,3 +132,30 @@ def test_a_lobby_seat_whose_holder_is_connected_is_kept() -> None:
     h.say(2, type="hello", token=token)
     h.at(h.now + 10 * core.SEAT_TTL_MS)
     assert h.table.seats[seat].joined and h.table.state == "lobby"
+
+
+def test_a_slow_link_whose_slaps_cross_every_round_close_is_not_closed() -> None:
+    """R21 and the error limit: a seat whose slap and done reach the table after each round
+    closed (a slow link) gets ``stale_round`` every time, well over 20 times in 10 s, and
+    keeps its socket: only errors a fair client does not make count toward 1008."""
+    h = Harness(slap_window_ms=600)
+    ana, bruno, carla = h.started()
+    refused = 0
+    for _ in range(15):
+        assert carla not in h.closed, f"closed after {refused} late messages"
+        card = h.open_round()[0]
+        turn = len(h.game.turns)
+        h.say(ana, type="done")
+        h.say(bruno, type="done")
+        h.say(carla, type="done")  # the round closes before Carla's late hand arrives
+        h.now += 200
+        for message in ({"type": "slap", "card": card.text, "ms": 400, "turn": turn},
+                        {"type": "done", "turn": turn}):  # fmt: skip
+            h.say(carla, **message)
+            refused += h.last(carla, "error")["code"] == "stale_round"
+    assert refused == 30
+    assert carla not in h.closed and h.table.seats[2].connected
+    for _ in range(25):  # errors a fair client never makes still close it
+        h.now += 100
+        h.say(carla, type="nonsense")
+    assert h.closed[carla].code == CLOSE_POLICY

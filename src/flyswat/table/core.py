@@ -26,7 +26,7 @@ from flyswat import protocol as p
 from flyswat.arbiter import RoundClock
 from flyswat.cards import Card
 from flyswat.engine import Game
-from flyswat.errors import FlyswatError, IllegalActionError, MalformedError
+from flyswat.errors import LATE, FlyswatError, IllegalActionError, MalformedError
 from flyswat.players.identity import valid_id
 from flyswat.rules import Rules
 from flyswat.shuffle import commitment
@@ -430,7 +430,7 @@ class Table:
             refused = (e.code, e.message)
         if refused is not None:
             self.send(command.conn, p.Error(code=refused[0], message=refused[1]))
-            if counted.erred(now):
+            if refused[0] not in LATE and counted.erred(now):
                 sessions.drop(self, counted.id, CLOSE_POLICY, "too many refused messages", now)
 
     def _dispatch(self, conn: Conn | None, command: Message, now: float) -> None:
