@@ -433,6 +433,42 @@ class GameSummary(_Model):
     seats: list[GameSeat]
 
 
+class ListedSeat(_Model):
+    """One seat of a listed game in :class:`ListedGames`: its name and kind as the record
+    shows them, and the identity's id, bot mark and rating after the game when it had one."""
+
+    seat: int
+    place: int
+    name: str | None
+    kind: str
+    level: str | None = None
+    player: str | None = None
+    bot: bool | None = None
+    rating: int | None = None
+
+
+class ListedGame(_Model):
+    """One finished game of a public table in :class:`ListedGames`."""
+
+    game_id: str
+    code: str
+    ended_at: str
+    seats: int
+    rated: bool = Field(description="the game moved someone's rating")
+    players: list[ListedSeat]
+    record_url: str
+
+
+class ListedGames(_Model):
+    """``GET /api/games[?player=ID&name=TEXT&seats=N&rated=true|false&before=N&limit=N]``:
+    the recent games of public tables, newest first, filtered by a player (an id, or the
+    beginning of a name), a number of seats, rated or not; ``next`` is the ``before`` of the
+    next page, null at the end. A private table's games are never listed."""
+
+    games: list[ListedGame]
+    next: int | None = None
+
+
 class HttpError(_Model):
     """Any HTTP error reply (status 4xx)."""
 
@@ -740,6 +776,7 @@ def json_schema() -> dict[str, Any]:
         PlayedGames,
         Leaderboard,
         GameSummary,
+        ListedGames,
     ]
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -34,7 +34,7 @@ from flyswat.server.app import build_app
 from flyswat.server.limits import Limits
 from flyswat.server.transport import uvicorn_config
 from flyswat.wire import Assembler
-from harness.server import Serve, free_port, pg_schema
+from harness.server import Serve, free_port, free_ports, pg_schema
 
 SERVER_MESSAGE: TypeAdapter[Any] = TypeAdapter(ServerMessage)
 
@@ -312,3 +312,53 @@ def empty_redis(url: str) -> int:
         return len(keys)
     finally:
         client.close()
+
+
+# -- a flyswat serve process, its identities and games at tables with bots ---------------
+
+
+#: A ``flyswat serve`` process as the in-process servers' :class:`Live` (no app at hand).
+Process = Live
+
+
+@pytest.fixture
+def server(tmp_path: Path, started: list[Serve]) -> Process:
+    port = free_ports(1)
+    db = f"sqlite:///{tmp_path / 'players.db'}"
+    args = ["--workers", "1", "--port", str(port), "--db", db, "--exempt", "127.0.0.1"]
+    started.append(Serve(args, tmp_path / "players.log", [port]))
+    return Process(f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}", None)
+
+
+def identity(server: Process, name: str) -> dict[str, Any]:
+    reply = server.post("/api/players", {"name": name})
+    assert reply.status_code == 201, reply.text
+    return dict(reply.json())
+
+
+def with_bots(who: dict[str, Any], *levels: str, **options: Any) -> dict[str, Any]:
+    """A create body: ``who`` hosts at seat 0, bots of ``levels`` at the other seats."""
+    bots = [{"seat": i + 1, "level": level} for i, level in enumerate(levels)]
+    return {"name": who["name"], "player": who["player"], "secret": who["secret"],
+            "seats": len(levels) + 1, "bots": bots, **options}  # fmt: skip
+
+
+async def games_at(
+    server: Process, body: dict[str, Any], games: int, **kw: Any
+) -> tuple[str, list[str]]:
+    """Create the table of ``body`` and play ``games`` games at it (rematches) as its host, a
+    scripted player (``kw``: how it plays); the table's code and the game ids."""
+    reply = await asyncio.to_thread(server.post, "/api/tables", body)
+    assert reply.status_code == 201, reply.text
+    seated = reply.json()
+    ids = []
+    async with Player.connect(server.ws, seated["code"], seated["token"], **kw) as host:
+        await host.send(type="start")
+        for n in range(games):
+            if n:
+                await host.send(type="rematch")  # the bots accept at once
+            host.received.append(await host.expect("started", timeout=20))
+            over = await host.play(timeout=180)
+            assert over["type"] == "over", over
+            ids.append(over["table"]["game_id"])
+    return seated["code"], ids

@@ -22,7 +22,7 @@ import pytest
 
 from harness.server import Serve, free_port, free_ports, stop_process, until_health
 
-from .conftest import FAST, Live, Player
+from .conftest import FAST, Process, games_at, identity, with_bots
 
 # -- 1. the client's address behind a proxy ------------------------------------------------
 
@@ -241,53 +241,6 @@ async def test_a_worker_paused_past_its_lease_greets_nobody_from_its_stale_copy(
 # -- one server process for the players' holes -----------------------------------------------
 
 
-#: A ``flyswat serve`` process as the in-process servers' :class:`Live` (no app at hand).
-Process = Live
-
-
-@pytest.fixture
-def server(tmp_path: Path, started: list[Serve]) -> Process:
-    port = free_ports(1)
-    db = f"sqlite:///{tmp_path / 'players.db'}"
-    args = ["--workers", "1", "--port", str(port), "--db", db, "--exempt", "127.0.0.1"]
-    started.append(Serve(args, tmp_path / "players.log", [port]))
-    return Process(f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}", None)
-
-
-def identity(server: Process, name: str) -> dict[str, Any]:
-    reply = server.post("/api/players", {"name": name})
-    assert reply.status_code == 201, reply.text
-    return dict(reply.json())
-
-
-def with_bots(who: dict[str, Any], *levels: str, **options: Any) -> dict[str, Any]:
-    """A create body: ``who`` hosts at seat 0, bots of ``levels`` at the other seats."""
-    bots = [{"seat": i + 1, "level": level} for i, level in enumerate(levels)]
-    return {"name": who["name"], "player": who["player"], "secret": who["secret"],
-            "seats": len(levels) + 1, "bots": bots, **options}  # fmt: skip
-
-
-async def games_at(
-    server: Process, body: dict[str, Any], games: int, **kw: Any
-) -> tuple[str, list[str]]:
-    """Create the table of ``body`` and play ``games`` games at it (rematches) as its host, a
-    scripted player (``kw``: how it plays); the table's code and the game ids."""
-    reply = await asyncio.to_thread(server.post, "/api/tables", body)
-    assert reply.status_code == 201, reply.text
-    seated = reply.json()
-    ids = []
-    async with Player.connect(server.ws, seated["code"], seated["token"], **kw) as host:
-        await host.send(type="start")
-        for n in range(games):
-            if n:
-                await host.send(type="rematch")  # the bots accept at once
-            host.received.append(await host.expect("started", timeout=20))
-            over = await host.play(timeout=180)
-            assert over["type"] == "over", over
-            ids.append(over["table"]["game_id"])
-    return seated["code"], ids
-
-
 # -- 3. a private table's code ----------------------------------------------------------------
 
 
@@ -303,7 +256,8 @@ async def test_a_private_tables_code_is_in_no_public_answer_after_its_games(
     shown_code, shown = await games_at(server, with_bots(ana, "easy", **FAST), 1)
     answers = {}
     for path in [f"/api/players/{ana['player']}/games", f"/api/players/{ana['player']}",
-                 "/api/leaderboard", "/api/tables", *(f"/api/games/{g}" for g in ids),
+                 "/api/leaderboard", "/api/tables", "/api/games",
+                 f"/api/games?player={ana['player']}", *(f"/api/games/{g}" for g in ids),
                  *(f"/api/games/{g}/record" for g in ids)]:  # fmt: skip
         reply = await asyncio.to_thread(server.get, path)
         assert reply.status_code == 200, (path, reply.text)
@@ -314,6 +268,8 @@ async def test_a_private_tables_code_is_in_no_public_answer_after_its_games(
     assert by_id[shown[0]]["code"] == shown_code  # a public table's game names its table
     summary = json.loads(answers[f"/api/games/{ids[1]}"])
     assert summary["code"] is None and all(by_id[g]["code"] is None for g in ids)
+    listed = json.loads(answers["/api/games"])["games"]
+    assert [g["game_id"] for g in listed] == shown  # the recent public games: not the private
     leaks = [path for path, text in answers.items() if code in text]
     assert not leaks, f"the private table's code {code} is in {leaks}"
 

@@ -100,7 +100,7 @@ def _keyboard_game(page: Page, server: str) -> None:
     raise AssertionError("the game did not end")
 
 
-def test_axe_finds_nothing_serious_on_home_lobby_table_end_profile_and_leaderboard(
+def test_axe_finds_nothing_serious_on_home_lobby_table_end_profile_leaderboard_and_replays(
     own: str, browser: Browser
 ) -> None:
     for size in (PHONE, DESK):
@@ -125,6 +125,9 @@ def test_axe_finds_nothing_serious_on_home_lobby_table_end_profile_and_leaderboa
         page.goto(own + "/?ratings")
         expect(page.locator(".ratings-page h1")).to_be_visible()
         _axe(page, "ratings")
+        page.click("header a[data-nav=replay]")  # the game just played is listed
+        expect(page.locator(".public-games li").first).to_be_visible()
+        _axe(page, "replays")
         page.context.close()
 
 

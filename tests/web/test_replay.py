@@ -210,3 +210,65 @@ def test_a_fly_paid_back_and_a_wrong_hand_with_nothing_to_pay_are_said(
     ctx.close()
     assert seen["paidBack"] and all(x.endswith("wins, pays it back") for x in seen["paidBack"])
     assert seen["free"] and all(x.endswith(": wrong colour, nothing to pay") for x in seen["free"])
+
+
+def _played(server: str, name: str, seats: int) -> str:
+    """A short game of ``name`` (a new identity) against easy bots at a public table of
+    ``seats`` seats, played to its end by the Python client on a thread; its game id."""
+    import asyncio
+    import threading
+
+    from flyswat.client import Account, Client, GreedyAgent
+
+    out: dict[str, Any] = {}
+
+    async def game() -> None:
+        account = Account.register(server, name)
+        client = Client(server)
+        seated = await client.create(
+            account, seats=seats, bots=[{"seat": s, "level": "easy"} for s in range(1, seats)],
+            remove=90, slap_window_ms=600, turn_timeout_ms=400,
+        )  # fmt: skip
+        await client.start(seated)
+        out["over"] = await client.play(seated, GreedyAgent(), timeout=120)
+
+    worker = threading.Thread(target=lambda: asyncio.run(game()))  # off Playwright's loop
+    worker.start()
+    worker.join(150)
+    return str(out["over"]["table"]["game_id"])
+
+
+def test_replays_lists_the_recent_public_games_filters_them_and_opens_one(
+    server: str, browser: Browser, artifacts: Path
+) -> None:
+    """Replays lists the recent public games (issue: a newcomer found only a file picker):
+    filtered by a player's name as typed, by seats, by rated; a game opens in the viewer;
+    the file picker is still there. In Portuguese, on a phone."""
+    tag = f"{random.randrange(36**4):04x}"
+    two = _played(server, f"Zeca {tag}", 2)
+    three = _played(server, f"Zeca {tag} Três", 3)
+    ctx = browser.new_context(viewport={"width": 390, "height": 844}, locale="pt")
+    page = ctx.new_page()
+    page.goto(server + "/?replay")
+    box = page.locator(".public-games")
+    expect(box.locator("h2")).to_have_text("Partidas públicas recentes")
+    expect(box.locator("li").first).to_be_visible()
+    box.get_by_label("Jogador").fill(f"zeca {tag}")
+    expect(box.locator("li")).to_have_count(2)
+    expect(box.locator("li").first).to_contain_text("3 lugares")  # the newest first
+    box.get_by_label("Lugares").select_option("2")
+    expect(box.locator("li")).to_have_count(1)
+    expect(box.locator("li")).to_contain_text(f"Zeca {tag}")
+    box.get_by_label("Classificação").select_option("true")  # short games: none is rated
+    expect(box.locator(".none")).to_be_visible()
+    expect(box.locator("li")).to_have_count(0)
+    box.get_by_label("Classificação").select_option("")
+    expect(box.locator("li")).to_have_count(1)
+    page.screenshot(path=str(artifacts / "replays-public.png"))
+    box.locator("li a").first.click()
+    expect(page.locator(".replay-note")).to_contain_text(two)
+    expect(page.locator("#replay-text")).to_be_visible()
+    page.go_back()
+    expect(page.locator("#record-file")).to_be_attached()  # a record file still opens
+    assert three != two
+    ctx.close()

@@ -27,6 +27,7 @@ from flyswat import protocol as p
 from flyswat.errors import FlyswatError, IllegalActionError, MalformedError
 from flyswat.players import identity
 from flyswat.players.ratings import BOT_RATINGS, Rating
+from flyswat.rules import MAX_SEATS, MIN_SEATS
 from flyswat.server import players_store as ps
 from flyswat.server.cluster import Owner
 from flyswat.server.limits import AddressBuckets
@@ -65,10 +66,32 @@ def _int(request: Request, name: str, default: int | None, low: int, high: int) 
 
 
 def _player_id(request: Request) -> str:
-    pid = str(request.path_params["player"])
+    return _valid_id(str(request.path_params["player"]))
+
+
+def _valid_id(pid: str) -> str:
     if not identity.valid_id(pid):
         raise MalformedError("a player id is 8 to 64 letters, digits, '-' or '_'")
     return pid
+
+
+def _flag(request: Request, name: str) -> bool | None:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return None
+    if raw not in ("true", "false"):
+        raise MalformedError(f"{name} is true or false")
+    return raw == "true"
+
+
+def _name_filter(raw: str | None) -> str | None:
+    """The beginning of a name to filter by: a name's own bounds (None when not asked)."""
+    if raw is None:
+        return None
+    text = " ".join(raw.split())
+    if not text or len(text) > identity.MAX_NAME:
+        raise MalformedError(f"name is 1 to {identity.MAX_NAME} characters")
+    return text
 
 
 class Caller(NamedTuple):
@@ -188,6 +211,20 @@ class Players:
         limit = _int(request, "limit", GAMES_PAGE, 1, MAX_GAMES_PAGE) or GAMES_PAGE
         rows, nxt = await self.db(lambda conn: ps.games_page(conn, pid, before, limit))
         return JSONResponse(p.PlayedGames(games=[p.PlayedGame(**r) for r in rows],
+                                          next=nxt).model_dump())  # fmt: skip
+
+    async def listed(self, request: Request) -> Response:
+        """The recent games of public tables, filtered (Replays' list)."""
+        query = ps.ListedQuery(
+            player=_valid_id(who) if (who := request.query_params.get("player")) else None,
+            name=_name_filter(request.query_params.get("name")),
+            seats=_int(request, "seats", None, MIN_SEATS, MAX_SEATS),
+            rated=_flag(request, "rated"),
+        )
+        before = _int(request, "before", None, 1, 2**53)
+        limit = _int(request, "limit", GAMES_PAGE, 1, MAX_GAMES_PAGE) or GAMES_PAGE
+        rows, nxt = await self.db(lambda conn: ps.listed_games(conn, query, before, limit))
+        return JSONResponse(p.ListedGames(games=[p.ListedGame(**r) for r in rows],
                                           next=nxt).model_dump())  # fmt: skip
 
     async def claim_code(self, request: Request) -> Response:
@@ -343,6 +380,7 @@ class Players:
             Route("/api/players/{player}", guarded(self.profile)),
             Route("/api/players/{player}/games", guarded(self.games)),
             Route("/api/leaderboard", guarded(self.leaderboard)),
+            Route("/api/games", guarded(self.listed)),
             Route("/api/games/{game}", guarded(self.game)),
             Route("/api/games/{game}/record", guarded(self.game_record)),
             Route("/api/play", guarded(self.play_now), methods=["POST"]),

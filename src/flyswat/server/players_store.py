@@ -11,8 +11,9 @@ code runs on SQLite and PostgreSQL. Rating itself is :mod:`flyswat.players.ratin
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import (
     Boolean,
@@ -32,6 +33,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.sql.elements import ColumnElement
 
 from flyswat import fairplay
 from flyswat.errors import IllegalActionError
@@ -76,6 +78,12 @@ games = Table(
     Column("code", String(16), nullable=False),
     Column("ended_at", String(40), nullable=False),
     Column("entries", Text, nullable=False),
+    # The listing of Replays (revision 0006): the table was public, its seats, rated for
+    # anyone, and the record's seats (names and kinds).
+    Column("public", Boolean, nullable=False, default=False),
+    Column("seats", Integer, nullable=False, default=0),
+    Column("rated", Boolean, nullable=False, default=False),
+    Column("names", Text),
 )
 player_games = Table(
     "flyswat_player_games",
@@ -340,6 +348,74 @@ def game_summary(conn: Connection, game_id: str) -> dict[str, Any] | None:
                        if e.seat in by_seat else {})} for e in entries]}  # fmt: skip
 
 
+class ListedQuery(NamedTuple):
+    """The filters of :func:`listed_games`: each None when not asked for."""
+
+    player: str | None = None
+    name: str | None = None
+    seats: int | None = None
+    rated: bool | None = None
+
+
+def listed_games(
+    conn: Connection, query: ListedQuery, before: int | None, limit: int
+) -> tuple[list[dict[str, Any]], int | None]:
+    """One page of the recent public games, newest first, from below the cursor ``before``,
+    as ``query`` filters them (a player by id or by name, a number of seats, rated or not);
+    and the cursor of the next page (None at the end). A private table's game is never
+    listed, whoever asks."""
+    g = games.c
+    where: list[ColumnElement[bool]] = [g.public.is_(True)]
+    if query.seats is not None:
+        where.append(g.seats == query.seats)
+    if query.rated is not None:
+        where.append(g.rated.is_(query.rated))
+    if query.player is not None or query.name is not None:
+        who = select(player_games.c.game_id)
+        if query.player is not None:
+            who = who.where(player_games.c.player_id == query.player)
+        if query.name is not None:  # the names that begin so, compared as names are
+            key = re.sub(r"([\\%_])", r"\\\1", name_key(query.name))
+            named = select(players.c.id).where(players.c.name_key.like(key + "%", escape="\\"))
+            who = who.where(player_games.c.player_id.in_(named))
+        where.append(g.game_id.in_(who))
+    if before is not None:
+        where.append(g.id < before)
+    rows = list(conn.execute(select(games).where(*where).order_by(g.id.desc())
+                             .limit(limit + 1)).mappings())  # fmt: skip
+    more = len(rows) > limit
+    rows = rows[:limit]
+    ids = [r["game_id"] for r in rows]
+    seated: dict[tuple[str, int], Any] = {}
+    if ids:
+        found = conn.execute(
+            select(player_games.c.game_id, player_games.c.seat, player_games.c.player_id,
+                   player_games.c.points, players.c.name, players.c.bot, player_games.c.rated,
+                   player_games.c.mu_after, player_games.c.sigma_after)
+            .join(players, players.c.id == player_games.c.player_id)
+            .where(player_games.c.game_id.in_(ids))
+        )  # fmt: skip
+        seated = {(r.game_id, r.seat): r for r in found}
+    out = []
+    for r in rows:
+        names = json.loads(r["names"]) if r["names"] else []
+        seats = []
+        for e in json.loads(r["entries"]):
+            shown = names[e["seat"]] if e["seat"] < len(names) else {}
+            row = seated.get((r["game_id"], e["seat"]))
+            seats.append({
+                "seat": e["seat"], "place": e["place"], "name": shown.get("name"),
+                "kind": shown.get("kind", "human"), "level": e.get("level"),
+                "player": row.player_id if row is not None else None,
+                "bot": bool(row.bot) if row is not None else None,
+                "rating": Rating(row.mu_after, row.sigma_after).shown if row is not None else None,
+            })  # fmt: skip
+        out.append({"game_id": r["game_id"], "code": r["code"], "ended_at": r["ended_at"],
+                    "seats": r["seats"], "rated": bool(r["rated"]), "players": seats,
+                    "record_url": f"/api/games/{r['game_id']}/record"})  # fmt: skip
+    return out, (rows[-1]["id"] if more and rows else None)
+
+
 records = Table(
     "flyswat_records",
     metadata,
@@ -421,16 +497,20 @@ def record_game(conn: Connection, code: str, event: ev.Over, at: str) -> None:
     entries = [e if e.player is None or e.player in before
                else Entry(e.seat, e.place, None, e.level, e.flagged, mixed=mixed)
                for e in entries]  # fmt: skip
+    after = rate_game(before, entries)
+    rated = set(rated_in_pools(entries))
     conn.execute(
         insert(games).values(
             game_id=event.game_id,
             code=code,
             ended_at=at,
             entries=json.dumps([e.to_json() for e in entries]),
+            public=not private_codes(conn, [code]),
+            seats=len(entries),
+            rated=bool(rated),
+            names=json.dumps(record["seats"]),
         )
     )
-    after = rate_game(before, entries)
-    rated = set(rated_in_pools(entries))
     slaps = _slaps_by_seat(record)
     done: set[str] = set()
     for e in entries:

@@ -70,6 +70,11 @@ export const players = {
   games: (id, before) => request("GET", `/api/players/${enc(id)}/games${before ? `?before=${enc(before)}` : ""}`),
   leaderboard: (offset = 0, pool = "people") => request("GET", `/api/leaderboard?offset=${offset}&pool=${pool}`),
   game: (gameId) => request("GET", `/api/games/${enc(gameId)}`),
+  /** The recent public games: ``filters`` {name, seats, rated, before}, each optional. */
+  listed: (filters = {}) => {
+    const q = new URLSearchParams(Object.entries(filters).filter(([, v]) => v !== "" && v != null));
+    return request("GET", `/api/games${q.size ? `?${q}` : ""}`);
+  },
   playNow: () => retried(() => request("POST", "/api/play", auth())),
   createTable: (options) => request("POST", "/api/tables", { ...options, ...auth() }),
   joinTable: (code, name) => {

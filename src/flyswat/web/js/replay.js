@@ -5,7 +5,7 @@ import { replay } from "./engine.js";
 import { cardName, playerName, t, when } from "./i18n.js";
 import { api } from "./net.js";
 import { fitCentre, renderTable, SEAT_COLOURS } from "./table.js";
-import { esc, errorText, navigate, toast, typing } from "./ui.js";
+import { botMark, esc, errorText, navigate, toast, typing } from "./ui.js";
 import { me, players, recordUrl } from "./identity.js";
 
 const STEP_MS = 900;
@@ -87,6 +87,22 @@ export function replayPage(app, url) {
   function pickerHtml() {
     return `<div class="page"><h1>${esc(t("replay.title"))}</h1>
       <section class="card-box my-games" hidden><h2>${esc(t("replay.yourGames"))}</h2><ul class="game-list"></ul></section>
+      <section class="card-box public-games"><h2>${esc(t("replay.recent"))}</h2>
+        <form class="game-filters">
+          <label class="field"><span>${esc(t("replay.byPlayer"))}</span>
+            <input type="search" name="name" maxlength="32" autocomplete="off"></label>
+          <label class="field"><span>${esc(t("replay.bySeats"))}</span>
+            <select name="seats"><option value="">${esc(t("replay.any"))}</option>
+            ${[2, 3, 4, 5, 6, 7, 8].map((n) => `<option value="${n}">${n}</option>`).join("")}</select></label>
+          <label class="field"><span>${esc(t("replay.byRated"))}</span>
+            <select name="rated"><option value="">${esc(t("replay.any"))}</option>
+            <option value="true">${esc(t("replay.ratedOnly"))}</option>
+            <option value="false">${esc(t("replay.unratedOnly"))}</option></select></label>
+        </form>
+        <ul class="game-list" aria-live="polite"></ul>
+        <p class="muted none" hidden>${esc(t("replay.noneFound"))}</p>
+        <button type="button" class="btn secondary more" hidden>${esc(t("replay.more"))}</button>
+      </section>
       <section class="card-box drop-zone">
       <h2>${esc(t("replay.orFile"))}</h2>
       <p class="muted">${esc(t("replay.intro"))}</p>
@@ -124,10 +140,65 @@ export function replayPage(app, url) {
     });
   }
 
+  /** The recent public games, as the filters ask, a page at a time (GET /api/games). */
+  function listPublic() {
+    const box = app.querySelector(".public-games");
+    const form = box.querySelector("form");
+    const list = box.querySelector("ul");
+    const more = box.querySelector(".more");
+    let next = null;
+    let asked = 0; // answers to an older question are dropped
+    const item = (g) => {
+      const href = `?replay=${encodeURIComponent(g.record_url)}`;
+      const names = [...g.players]
+        .sort((a, b) => a.place - b.place || a.seat - b.seat)
+        .map((s) => `${esc(playerName(s, s.seat))}${botMark(s.bot)}${s.rating != null ? ` <span class="muted">${s.rating}</span>` : ""}`)
+        .join(", ");
+      return `<li><a href="${esc(href)}" data-replay>${esc(when(g.ended_at))}</a>
+        <span>${names}</span>
+        <span class="muted">${esc(t("replay.seats", { n: g.seats }))}${g.rated ? ` · ${esc(t("replay.rated"))}` : ""}</span></li>`;
+    };
+    async function fetchPage(fresh) {
+      const n = ++asked;
+      const filters = Object.fromEntries(new FormData(form));
+      filters.name = filters.name.trim();
+      if (!fresh) filters.before = next;
+      let page;
+      try {
+        page = await players.listed(filters);
+      } catch (err) {
+        if (n === asked) toast(errorText(err.code), "error");
+        return;
+      }
+      if (n !== asked || !app.contains(box)) return;
+      const html = page.games.map(item).join("");
+      if (fresh) list.innerHTML = html;
+      else list.insertAdjacentHTML("beforeend", html);
+      next = page.next;
+      more.hidden = next == null;
+      box.querySelector(".none").hidden = list.children.length > 0;
+    }
+    let typingTimer = null;
+    form.addEventListener("input", (ev) => {
+      clearTimeout(typingTimer);
+      typingTimer = setTimeout(() => fetchPage(true), ev.target.name === "name" ? 300 : 0);
+    });
+    form.addEventListener("submit", (ev) => ev.preventDefault());
+    more.addEventListener("click", () => fetchPage(false));
+    box.addEventListener("click", (ev) => {
+      const a = ev.target.closest("a[data-replay]");
+      if (!a) return;
+      ev.preventDefault();
+      navigate(a.getAttribute("href"));
+    });
+    fetchPage(true);
+  }
+
   function showPicker(errorKey) {
     stop();
     app.innerHTML = pickerHtml();
     listGames();
+    listPublic();
     if (errorKey) app.querySelector("#replay-error").textContent = t(errorKey);
     const open = async (file) => {
       if (!file) return;
