@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -145,18 +146,28 @@ def pg_schema(url: str, prefix: str = "t_") -> Iterator[str]:
 
 def free_ports(n: int) -> int:
     """A port p with p .. p+n-1 all free (a supervisor's public port and its workers'),
-    of this test worker's share; the kernel picks where to look (an ephemeral port)."""
+    of this test worker's share, below the kernel's ephemeral range: a port there is never
+    taken as the local end of some other test's outgoing connection in the moment a server
+    restarting on it has let go of it (which an ephemeral port could be)."""
     if n > BLOCK:
         raise ValueError(f"at most {BLOCK} ports in a row")
+    low, high = 10_000, _ephemeral_start()
     for _ in range(2000):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            base = int(s.getsockname()[1])
-        if base + n >= 65535 or not _ours(base, n):
+        base = low + secrets.randbelow(high - low - n)
+        if not _ours(base, n):
             continue
         if all(_bindable(port) for port in range(base, base + n)):
             return base
     raise RuntimeError("no block of free ports")
+
+
+def _ephemeral_start() -> int:
+    """The first port the kernel hands out to outgoing connections (32768 if unknown)."""
+    try:
+        text = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text()
+        return max(12_000, int(text.split()[0]))
+    except (OSError, ValueError, IndexError):
+        return 32_768
 
 
 class Serve:

@@ -168,6 +168,9 @@ class Player:
             try:
                 yield player
             finally:
+                for task in player._tasks:  # hands still on their way when the game ended
+                    task.cancel()
+                await asyncio.gather(*player._tasks, return_exceptions=True)
                 await ws.close()
             return
         raise AssertionError(f"moved five times in a row: {url}")

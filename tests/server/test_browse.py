@@ -27,9 +27,10 @@ async def test_the_recent_public_games_are_listed_newest_first_and_filtered(
     by the beginning of a name, by seats and by rated pick what they say; pages join up."""
     ana = await asyncio.to_thread(identity, server, "Ana Lima")
     bruno = await asyncio.to_thread(identity, server, "Bruno")
-    _, (first,) = await games_at(server, with_bots(ana, "easy", **FAST), 1)
-    _, (three,) = await games_at(server, with_bots(bruno, "easy", "easy", **FAST), 1)
-    _, (hidden,) = await games_at(server, with_bots(ana, "easy", public=False, **FAST), 1)
+    person = {"human": True, "reaction_ms": 480}  # spread times: never flagged (fair play)
+    _, (first,) = await games_at(server, with_bots(ana, "easy", **FAST), 1, **person)
+    _, (three,) = await games_at(server, with_bots(bruno, "easy", "easy", **FAST), 1, **person)
+    _, (hidden,) = await games_at(server, with_bots(ana, "easy", public=False, **FAST), 1, **person)
     long_game = with_bots(ana, "easy", remove=112 - 2 - 40, turn_timeout_ms=400)
     _, (rated,) = await games_at(server, long_game, 1, reaction_ms=480, human=True)
 

@@ -126,4 +126,5 @@ def supervise(argv: list[str], workers: int) -> int:
             proc.wait(max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             proc.kill()
+            proc.wait()  # gone, and its ports with it, before the supervisor says it stopped
     return status
