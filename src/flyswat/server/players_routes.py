@@ -25,7 +25,7 @@ from starlette.routing import Route
 
 from flyswat import protocol as p
 from flyswat.errors import FlyswatError, IllegalActionError, MalformedError
-from flyswat.players import identity
+from flyswat.players import identity, matching
 from flyswat.players.ratings import BOT_RATINGS, Rating
 from flyswat.server import players_store as ps
 from flyswat.server.cluster import Owner
@@ -282,12 +282,12 @@ class Players:
     ) -> Response | None:
         """A seat at this node's Play now tables: one already held at an unfinished one (a
         resent Play now, whose join may have filled the table and started its game) first,
-        else one free at the newest open one; None if there is neither."""
+        else one free at the open one whose players' ratings are closest to ``rating``
+        within its band (:mod:`flyswat.players.matching`); None if there is neither."""
         newest = list(reversed(self.runner.tables.values()))
         held = (t for t in newest if _play_now(t) and t.state in ("lobby", "playing")
                 and _seated(t, pid))  # fmt: skip
-        free = (t for t in newest if _play_now(t) and t.listed())
-        table = next(held, None) or next(free, None)
+        table = next(held, None) or _closest(newest, rating, self.runner.clock())
         if table is None:
             return None
         seat, token = (await self.runner.act(table, Join(name, pid, rating, key=secret))).reply
@@ -383,6 +383,21 @@ def ps_now() -> str:
 
 def _play_now(table: Table) -> bool:
     return table.options.autofill_ms is not None
+
+
+def _closest(tables: list[Table], rating: int, now: float) -> Table | None:
+    """The open Play now table of ``tables`` a player rated ``rating`` joins at ``now``."""
+    waiting = {t.code: t for t in tables if _play_now(t) and t.listed() and t.fill_due}
+    found = matching.choose(rating, [_open(t) for t in waiting.values()], now)
+    return waiting[found.code] if found is not None else None
+
+
+def _open(table: Table) -> matching.OpenTable:
+    """A waiting Play now table as the rule sees it: its people's ratings, when it opened
+    (its bots are due ``autofill_ms`` after that)."""
+    ratings = tuple(s.rating for s in table.seats if s.rating is not None and not s.is_bot)
+    opened = (table.fill_due or 0.0) - (table.options.autofill_ms or 0)
+    return matching.OpenTable(table.code, ratings, opened)
 
 
 def _seated(table: Table, player: str) -> bool:
