@@ -529,15 +529,28 @@ class Kick(_Model):
     target: int = Field(ge=0, le=MAX_SEATS - 1)
 
 
+#: The quick reactions a seat may send (``React``): keys, never text; each client shows its
+#: own words and sign for each (👍 nice, 😮 wow, 😅 oops, 👏 well played, 😄 smile).
+REACTIONS = ("nice", "wow", "oops", "well_played", "smile")
+
+
+class React(_Model):
+    """A quick reaction at the table, one of :data:`REACTIONS`; seats only, never while a
+    slap round is open (``reaction_in_round``), a few at a time (``reaction_limited``)."""
+
+    type: Literal["react"]
+    reaction: str = Field(max_length=16, description="one of: " + ", ".join(REACTIONS))
+
+
 #: The client messages about the table itself, not the game (flyswat.table.lifecycle).
 LIFECYCLE = (Rematch, Leave, SeatBot, Kick)
 
 ClientMessage: TypeAlias = Annotated[
-    Hello | Ready | Start | Reveal | Slap | Done | Pong | Rematch | Leave | SeatBot | Kick,
+    Hello | Ready | Start | Reveal | Slap | Done | Pong | Rematch | Leave | SeatBot | Kick | React,
     Field(discriminator="type"),
 ]
 CLIENT_TYPES = ("hello", "ready", "start", "reveal", "slap", "done", "pong", "rematch", "leave",
-                "seat_bot", "kick")  # fmt: skip
+                "seat_bot", "kick", "react")  # fmt: skip
 _client_adapter: TypeAdapter[Any] = TypeAdapter(cast(Any, ClientMessage))
 
 # -- server -> client -----------------------------------------------------------------------
@@ -667,6 +680,15 @@ class Error(_Model):
     message: str
 
 
+class Reacted(_Model):
+    """A seat reacted (:data:`REACTIONS`), to everyone at the table, spectators too: show it
+    briefly by the seat. Not part of the game: never stored, not in the record."""
+
+    type: Literal["react"] = "react"
+    seat: int
+    reaction: str
+
+
 class Moved(_Model):
     """This table is served by another node: open ``url`` (the same path, with the same
     hello) — or, when it is none, the address you first used, again. The connection closes
@@ -688,6 +710,7 @@ ServerMessage: TypeAlias = Annotated[
     | Ping
     | Error
     | Rematched
+    | Reacted
     | Moved,
     Field(discriminator="type"),
 ]

@@ -31,7 +31,7 @@ from flyswat.players.identity import valid_id
 from flyswat.rules import Rules
 from flyswat.shuffle import commitment
 from flyswat.table import events as ev
-from flyswat.table import lifecycle, sessions, turns
+from flyswat.table import lifecycle, reactions, sessions, turns
 from flyswat.table.io import (
     Command,
     Gone,
@@ -474,6 +474,8 @@ class Table:
             turns.done(self, seat, msg.turn, now)
         elif isinstance(msg, p.LIFECYCLE):
             lifecycle.act(self, seat, msg, now)
+        elif isinstance(msg, p.React):
+            reactions.react(self, seat, msg.reaction, now)
 
     # -- lobby -----------------------------------------------------------------------------
 

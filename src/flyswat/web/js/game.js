@@ -121,6 +121,10 @@ export class GameManager {
         return e.error ? toast(errorText(e.error), "error") : toast(t(e.key));
       case "sound":
         return this.sound.play(e.name);
+      case "react":
+        if (this.storage.reactionsMuted()) return;
+        announce(`${name(e.seat)}: ${t(`react.${e.reaction}`)}`);
+        return this.renderer.reacts(s);
       case "announceReveal": {
         const said = t("table.announceReveal", { name: name(e.seat), card: cardName(e.card) });
         const open = e.windowMs ? t("table.announceOpen", { what: "", s: seconds(e.windowMs) }).trim() : "";
@@ -165,6 +169,10 @@ export class GameManager {
     if (a.type === "close-end" || a.type === "show-end") return this.dispatch({ type: "endShown", shown: a.type === "show-end" });
     if (a.type === "take-back") return this.dispatch({ type: "takeBack" });
     if (a.type === "profile") return navigate(a.href);
+    if (a.type === "mute-reactions") {
+      this.storage.saveReactionsMuted(!this.storage.reactionsMuted());
+      return this.renderer.reacts(s);
+    }
     const lifecycle = lifecycleMessage(a);
     if (lifecycle) {
       if (!this.conn.send(lifecycle)) return toast(errorText("offline"), "error");
