@@ -128,6 +128,7 @@ CODES: dict[str, ErrorCode] = _codes(
     ("cannot_challenge", _I, 409, True, "that player cannot be challenged: yourself or a bot"),
     ("too_many_challenges", _I, 429, True, "you have as many open challenges as one may"),
     ("no_challenge", _I, 404, True, "no open challenge with that id for you"),
+    ("seat_reserved", _I, 403, True, "the table's free seat is kept for the player challenged"),
     # -- records, simulation and environments (never sent by the server) ---------------
     ("bad_deal", _M, 400, False, "a deal that does not hold each card once"),
     ("bad_seed", _M, 400, False, "a seed that is neither a string nor an integer"),

@@ -182,6 +182,10 @@ class TableOptions(_Model):
         default_factory=list, max_length=MAX_SEATS - 1,
         description="ids of bot accounts the host invites (the table need not take any other)",
     )  # fmt: skip
+    reserved: str | None = Field(
+        None, max_length=64,
+        description="a challenge's table: its free seat is kept for this player's id",
+    )  # fmt: skip
 
 
 class PlayerInfo(_Model):
@@ -302,6 +306,48 @@ class NewBot(_Model):
     player: str = Field(max_length=64)
     secret: str = Field(max_length=64)
     name: str = Field(min_length=1, max_length=MAX_NAME)
+
+
+class NewChallenge(_Model):
+    """``POST /api/challenges``: the challenger's identity and the player they challenge."""
+
+    player: str = Field(max_length=64)
+    secret: str = Field(max_length=64)
+    opponent: str = Field(max_length=64)
+
+
+class ChallengeParty(_Model):
+    """A player in a challenge: id and name."""
+
+    id: str
+    name: str
+
+
+class Challenge(_Model):
+    """One challenge: the private table it opened (``code``) and what became of it."""
+
+    id: str
+    code: str
+    state: Literal["open", "accepted", "declined", "expired"]
+    challenger: ChallengeParty
+    opponent: ChallengeParty
+    expires_in_s: int = Field(description="seconds it stays open; 0 once decided or expired")
+
+
+class Challenges(_Model):
+    """``POST /api/challenges/mine``: the open challenges to you, and yours (open, and the
+    latest decided: accepted, declined or expired), newest first."""
+
+    incoming: list[Challenge]
+    outgoing: list[Challenge]
+
+
+class ChallengeMade(_Model):
+    """Reply to ``POST /api/challenges``: the challenge, and the challenger's seat at its
+    table (they host it)."""
+
+    challenge: Challenge
+    seat: Seated
 
 
 class Identity(_Model):
@@ -763,6 +809,10 @@ def json_schema() -> dict[str, Any]:
         PlayedGames,
         Leaderboard,
         GameSummary,
+        NewChallenge,
+        Challenge,
+        Challenges,
+        ChallengeMade,
     ]
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -506,6 +506,10 @@ class Table:
             raise IllegalActionError("the game has already started", "already_started")
         if join.bot:
             lifecycle.check_bot_account(self, join.player)
+        if self.options.reserved is not None and join.player != self.options.reserved:
+            raise IllegalActionError(
+                "this table's free seat is kept for the player challenged", "seat_reserved"
+            )
         free = next((s for s in self.seats if not s.joined), None)
         if free is None:
             raise IllegalActionError("every seat is taken", "table_full")
