@@ -1,6 +1,6 @@
 """Challenges in real browsers: from a player's profile, "Challenge"; the other player's home
 shows the invitation; they accept, and both are at the table and play. A declined challenge
-is seen declined on the challenger's home."""
+is seen declined by the challenger waiting in its lobby, and on their home page."""
 
 from __future__ import annotations
 
@@ -67,6 +67,8 @@ def test_a_declined_challenge_is_seen_declined(server: str, browser: Browser) ->
     challenged.goto(server + "/")
     challenged.locator("#challenges li[data-state=open] [data-decline]").click()
     expect(challenged.locator("#challenges li[data-state=open]")).to_have_count(0)
+    answer = challenger.locator(".lobby .challenge-answer[data-state=declined]")
+    expect(answer).to_contain_text("Lea declined your challenge")  # told in the lobby
     challenger.goto(server + "/")
     expect(challenger.locator("#challenges li[data-state=declined]")).to_contain_text("declined")
     one.close()

@@ -76,6 +76,8 @@ def check_options(options: p.TableOptions) -> Rules:
         options.invite
     ):
         raise MalformedError("invite lists distinct bot account ids", "bad_options")
+    if options.reserved is not None and not valid_id(options.reserved):
+        raise MalformedError("reserved is a player's id", "bad_options")
     return rules
 
 
