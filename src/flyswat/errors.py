@@ -121,6 +121,14 @@ CODES: dict[str, ErrorCode] = _codes(
     ("done", _I, 409, True, "the seat already said it is done this round"),
     ("too_fast", _I, 409, True, "faster than a human can react: refused"),
     ("too_late", _I, 409, True, "after the slap window (R21)"),
+    # -- around the table: reactions, challenges -------------------------------------
+    ("bad_reaction", _M, 400, True, "a reaction that is not one of the fixed set"),
+    ("reaction_in_round", _I, 409, True, "no reactions while a slap round is open"),
+    ("reaction_limited", _I, 429, True, "too many reactions from this seat: wait a little"),
+    ("cannot_challenge", _I, 409, True, "that player cannot be challenged: yourself or a bot"),
+    ("too_many_challenges", _I, 429, True, "you have as many open challenges as one may"),
+    ("no_challenge", _I, 404, True, "no open challenge with that id for you"),
+    ("seat_reserved", _I, 403, True, "the table's free seat is kept for the player challenged"),
     # -- records, simulation and environments (never sent by the server) ---------------
     ("bad_deal", _M, 400, False, "a deal that does not hold each card once"),
     ("bad_seed", _M, 400, False, "a seed that is neither a string nor an integer"),
@@ -174,10 +182,11 @@ class IllegalActionError(FlyswatError):
 
 #: Refusals that a fair client on a slow link meets as a matter of course: its slap, done or
 #: reveal crossed the table's own move on the wire (the round closed, the turn timed out and
-#: the card was revealed for it). Each is answered; none counts toward closing the connection
-#: for erring (the token bucket still bounds how many a client can send).
+#: the card was revealed for it; a reaction was sent as a reveal opened a round). Each is
+#: answered; none counts toward closing the connection for erring (the token bucket still
+#: bounds how many a client can send).
 LATE: frozenset[str] = frozenset(
-    {"stale_round", "too_late", "no_round", "round_open", "not_your_turn"}
+    {"stale_round", "too_late", "no_round", "round_open", "not_your_turn", "reaction_in_round"}
 )
 
 

@@ -182,6 +182,10 @@ class TableOptions(_Model):
         default_factory=list, max_length=MAX_SEATS - 1,
         description="ids of bot accounts the host invites (the table need not take any other)",
     )  # fmt: skip
+    reserved: str | None = Field(
+        None, max_length=64,
+        description="a challenge's table: its free seat is kept for this player's id",
+    )  # fmt: skip
 
 
 class PlayerInfo(_Model):
@@ -302,6 +306,48 @@ class NewBot(_Model):
     player: str = Field(max_length=64)
     secret: str = Field(max_length=64)
     name: str = Field(min_length=1, max_length=MAX_NAME)
+
+
+class NewChallenge(_Model):
+    """``POST /api/challenges``: the challenger's identity and the player they challenge."""
+
+    player: str = Field(max_length=64)
+    secret: str = Field(max_length=64)
+    opponent: str = Field(max_length=64)
+
+
+class ChallengeParty(_Model):
+    """A player in a challenge: id and name."""
+
+    id: str
+    name: str
+
+
+class Challenge(_Model):
+    """One challenge: the private table it opened (``code``) and what became of it."""
+
+    id: str
+    code: str
+    state: Literal["open", "accepted", "declined", "expired"]
+    challenger: ChallengeParty
+    opponent: ChallengeParty
+    expires_in_s: int = Field(description="seconds it stays open; 0 once decided or expired")
+
+
+class Challenges(_Model):
+    """``POST /api/challenges/mine``: the open challenges to you, and yours (open, and the
+    latest decided: accepted, declined or expired), newest first."""
+
+    incoming: list[Challenge]
+    outgoing: list[Challenge]
+
+
+class ChallengeMade(_Model):
+    """Reply to ``POST /api/challenges``: the challenge, and the challenger's seat at its
+    table (they host it)."""
+
+    challenge: Challenge
+    seat: Seated
 
 
 class Identity(_Model):
@@ -565,15 +611,28 @@ class Kick(_Model):
     target: int = Field(ge=0, le=MAX_SEATS - 1)
 
 
+#: The quick reactions a seat may send (``React``): keys, never text; each client shows its
+#: own words and sign for each (👍 nice, 😮 wow, 😅 oops, 👏 well played, 😄 smile).
+REACTIONS = ("nice", "wow", "oops", "well_played", "smile")
+
+
+class React(_Model):
+    """A quick reaction at the table, one of :data:`REACTIONS`; seats only, never while a
+    slap round is open (``reaction_in_round``), a few at a time (``reaction_limited``)."""
+
+    type: Literal["react"]
+    reaction: str = Field(max_length=16, description="one of: " + ", ".join(REACTIONS))
+
+
 #: The client messages about the table itself, not the game (flyswat.table.lifecycle).
 LIFECYCLE = (Rematch, Leave, SeatBot, Kick)
 
 ClientMessage: TypeAlias = Annotated[
-    Hello | Ready | Start | Reveal | Slap | Done | Pong | Rematch | Leave | SeatBot | Kick,
+    Hello | Ready | Start | Reveal | Slap | Done | Pong | Rematch | Leave | SeatBot | Kick | React,
     Field(discriminator="type"),
 ]
 CLIENT_TYPES = ("hello", "ready", "start", "reveal", "slap", "done", "pong", "rematch", "leave",
-                "seat_bot", "kick")  # fmt: skip
+                "seat_bot", "kick", "react")  # fmt: skip
 _client_adapter: TypeAdapter[Any] = TypeAdapter(cast(Any, ClientMessage))
 
 # -- server -> client -----------------------------------------------------------------------
@@ -703,6 +762,15 @@ class Error(_Model):
     message: str
 
 
+class Reacted(_Model):
+    """A seat reacted (:data:`REACTIONS`), to everyone at the table, spectators too: show it
+    briefly by the seat. Not part of the game: never stored, not in the record."""
+
+    type: Literal["react"] = "react"
+    seat: int
+    reaction: str
+
+
 class Moved(_Model):
     """This table is served by another node: open ``url`` (the same path, with the same
     hello) — or, when it is none, the address you first used, again. The connection closes
@@ -724,6 +792,7 @@ ServerMessage: TypeAlias = Annotated[
     | Ping
     | Error
     | Rematched
+    | Reacted
     | Moved,
     Field(discriminator="type"),
 ]
@@ -777,6 +846,10 @@ def json_schema() -> dict[str, Any]:
         Leaderboard,
         GameSummary,
         ListedGames,
+        NewChallenge,
+        Challenge,
+        Challenges,
+        ChallengeMade,
     ]
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -163,3 +163,24 @@ test("a refused action shows the error and forgets what was pending", () => {
   assert.equal(bad.token, null);
   assert.deepEqual(types(bad).slice(0, 2), ["forgetSeat", "reconnect"]);
 });
+
+test("a reaction is shown by its seat a moment, and a refused one touches nothing of the round", () => {
+  const s = reduce(seated(), { type: "react", seat: 1, reaction: "nice" }, 2000);
+  assert.deepEqual(s.reacts[1].reaction, "nice");
+  assert.ok(s.reacts[1].until > 2000);
+  assert.deepEqual(s.effects, [{ type: "react", seat: 1, reaction: "nice" }]);
+  const open = reduce(seated(), { type: "reveal", turn: 4, seat: 1, card: "S-1", round: true, window_ms: 3000, auto: false, view: openView() }, 3000);
+  const slapped = { ...open, round: { ...open.round, pending: ["R3-1"] } };
+  const refused = reduce(slapped, { type: "error", code: "reaction_in_round", message: "" }, 3100);
+  assert.deepEqual(refused.round.pending, ["R3-1"]);
+  assert.deepEqual(refused.effects, [{ type: "toast", error: "reaction_in_round" }]);
+});
+
+test("a reaction is sent between rounds only, by a seat, and only one of the set", () => {
+  assert.deepEqual(intent(seated(), { type: "react", reaction: "wow" }).send, { type: "react", reaction: "wow" });
+  assert.equal(intent(seated(), { type: "react", reaction: "hate" }).send, undefined);
+  const open = reduce(seated(), { type: "reveal", turn: 4, seat: 1, card: "S-1", round: true, window_ms: 3000, auto: false, view: openView() }, 3000);
+  assert.deepEqual(intent(open, { type: "react", reaction: "wow" }), { state: open, error: "reaction_in_round" });
+  const watching = reduce(initialState("ABCDEF"), { type: "welcome", protocol: 3, seat: null, table, view: view({ seat: null }) }, 1000);
+  assert.equal(intent(watching, { type: "react", reaction: "wow" }).send, undefined);
+});

@@ -25,9 +25,10 @@ from starlette.routing import Route
 
 from flyswat import protocol as p
 from flyswat.errors import FlyswatError, IllegalActionError, MalformedError
-from flyswat.players import identity
+from flyswat.players import identity, matching
 from flyswat.players.ratings import BOT_RATINGS, Rating
 from flyswat.rules import MAX_SEATS, MIN_SEATS
+from flyswat.server import challenges_store as cs
 from flyswat.server import players_store as ps
 from flyswat.server.cluster import Owner
 from flyswat.server.limits import AddressBuckets
@@ -319,12 +320,12 @@ class Players:
     ) -> Response | None:
         """A seat at this node's Play now tables: one already held at an unfinished one (a
         resent Play now, whose join may have filled the table and started its game) first,
-        else one free at the newest open one; None if there is neither."""
+        else one free at the open one whose players' ratings are closest to ``rating``
+        within its band (:mod:`flyswat.players.matching`); None if there is neither."""
         newest = list(reversed(self.runner.tables.values()))
         held = (t for t in newest if _play_now(t) and t.state in ("lobby", "playing")
                 and _seated(t, pid))  # fmt: skip
-        free = (t for t in newest if _play_now(t) and t.listed())
-        table = next(held, None) or next(free, None)
+        table = next(held, None) or _closest(newest, rating, self.runner.clock())
         if table is None:
             return None
         seat, token = (await self.runner.act(table, Join(name, pid, rating, key=secret))).reply
@@ -360,6 +361,91 @@ class Players:
                 return reply
         return None
 
+    # -- challenges -------------------------------------------------------------------------
+
+    async def challenge(self, request: Request) -> Response:
+        """``POST /api/challenges``: a private table of two seats hosted by the challenger,
+        its free seat kept for the player challenged (``TableOptions.reserved``); an open
+        challenge of theirs to the same player is answered again instead."""
+        body = await self.body(request, p.NewChallenge)
+        if not identity.valid_id(body.opponent):
+            raise MalformedError("a player id is 8 to 64 letters, digits, '-' or '_'")
+        me = await self.who(body.player, body.secret)
+        assert me is not None
+        now = time.time()
+
+        def check(conn: Connection) -> dict[str, Any] | None:
+            cs.opponent_for(conn, {"id": me.id, "bot": me.bot}, body.opponent)
+            return cs.pending(conn, me.id, body.opponent, now)
+
+        found = await self.db(check)
+        if found is not None:
+            seated = await self._seat_at(request, found["code"], me, body.secret)
+            if seated.status_code != 201:
+                return seated
+            cid, seat = found["id"], orjson.loads(bytes(seated.body))
+        else:
+            self._limited(request)
+            create = p.CreateTable.model_validate({"name": me.name, "seats": 2, "public": False,
+                                                   "reserved": body.opponent})  # fmt: skip
+            table, at, token = await self.runner.create(create, player=me.id, rating=me.rating,
+                                                        key=body.secret)  # fmt: skip
+            cid = secrets.token_urlsafe(12)
+            await self.db(lambda conn: cs.add(conn, cid, me.id, body.opponent, table.code, now),
+                          write=True)  # fmt: skip
+            seat = orjson.loads(bytes(_seated_reply(table, at, token).body))
+        made = await self.db(lambda conn: cs.one(conn, cid, now))
+        reply = p.ChallengeMade(challenge=p.Challenge(**made), seat=p.Seated(**seat))
+        return JSONResponse(reply.model_dump(), status_code=201)
+
+    async def my_challenges(self, request: Request) -> Response:
+        """``POST /api/challenges/mine``: the open challenges to the caller, and theirs."""
+        body = await self.body(request, p.PlayerAuth)
+        me = await self.who(body.player, body.secret)
+        assert me is not None
+        incoming, outgoing = await self.db(lambda conn: cs.of(conn, me.id, time.time()))
+        reply = p.Challenges(incoming=[p.Challenge(**c) for c in incoming],
+                             outgoing=[p.Challenge(**c) for c in outgoing])  # fmt: skip
+        return JSONResponse(reply.model_dump())
+
+    async def accept(self, request: Request) -> Response:
+        """``POST /api/challenges/{id}/accept``: the player challenged takes the seat kept
+        for them (their seat and token, as a join's)."""
+        body = await self.body(request, p.PlayerAuth)
+        me = await self.who(body.player, body.secret)
+        assert me is not None
+        cid, now = str(request.path_params["challenge"]), time.time()
+        found = await self.db(lambda conn: cs.open_to(conn, cid, me.id, now))
+        seated = await self._seat_at(request, found["code"], me, body.secret)
+        if seated.status_code == 201:  # seated: it is accepted (a lobby gone, it stays open)
+            await self.db(lambda conn: cs.decide(conn, cid, me.id, "accepted", now), write=True)
+        return seated
+
+    async def decline(self, request: Request) -> Response:
+        """``POST /api/challenges/{id}/decline``: the challenge, declined (the challenger
+        sees it so in theirs)."""
+        body = await self.body(request, p.PlayerAuth)
+        me = await self.who(body.player, body.secret)
+        assert me is not None
+        cid, now = str(request.path_params["challenge"]), time.time()
+        await self.db(lambda conn: cs.decide(conn, cid, me.id, "declined", now), write=True)
+        declined = await self.db(lambda conn: cs.one(conn, cid, now))
+        return JSONResponse(p.Challenge(**declined).model_dump())
+
+    async def _seat_at(self, request: Request, code: str, me: Caller, secret: str) -> Response:
+        """``me``'s seat at table ``code`` (the one they hold, or the one kept for them), as
+        a join's reply: at this node, or passed on to the table's owner."""
+        found = await self.runner.table(code)
+        if isinstance(found, Table):
+            seat, token = (await self.runner.act(found, Join(me.name, me.id, me.rating,
+                                                             key=secret))).reply  # fmt: skip
+            return _seated_reply(found, seat, token)
+        if self.forwarder is None:
+            raise IllegalActionError("the table is on another node", "moved")
+        join = orjson.dumps({"player": me.id, "secret": secret})
+        path = f"/api/tables/{code}/join"
+        return await self.forwarder.forward(request, found, join, path=path, method="POST")
+
     def routes(self) -> list[Route]:
         """The routes, each answering a refused request with its error."""
 
@@ -384,6 +470,10 @@ class Players:
             Route("/api/games/{game}", guarded(self.game)),
             Route("/api/games/{game}/record", guarded(self.game_record)),
             Route("/api/play", guarded(self.play_now), methods=["POST"]),
+            Route("/api/challenges", guarded(self.challenge), methods=["POST"]),
+            Route("/api/challenges/mine", guarded(self.my_challenges), methods=["POST"]),
+            Route("/api/challenges/{challenge}/accept", guarded(self.accept), methods=["POST"]),
+            Route("/api/challenges/{challenge}/decline", guarded(self.decline), methods=["POST"]),
         ]
 
 
@@ -421,6 +511,21 @@ def ps_now() -> str:
 
 def _play_now(table: Table) -> bool:
     return table.options.autofill_ms is not None
+
+
+def _closest(tables: list[Table], rating: int, now: float) -> Table | None:
+    """The open Play now table of ``tables`` a player rated ``rating`` joins at ``now``."""
+    waiting = {t.code: t for t in tables if _play_now(t) and t.listed() and t.fill_due}
+    found = matching.choose(rating, [_open(t) for t in waiting.values()], now)
+    return waiting[found.code] if found is not None else None
+
+
+def _open(table: Table) -> matching.OpenTable:
+    """A waiting Play now table as the rule sees it: its people's ratings, when it opened
+    (its bots are due ``autofill_ms`` after that)."""
+    ratings = tuple(s.rating for s in table.seats if s.rating is not None and not s.is_bot)
+    opened = (table.fill_due or 0.0) - (table.options.autofill_ms or 0)
+    return matching.OpenTable(table.code, ratings, opened)
 
 
 def _seated(table: Table, player: str) -> bool:

@@ -31,7 +31,7 @@ from flyswat.players.identity import valid_id
 from flyswat.rules import Rules
 from flyswat.shuffle import commitment
 from flyswat.table import events as ev
-from flyswat.table import lifecycle, sessions, turns
+from flyswat.table import lifecycle, reactions, sessions, turns
 from flyswat.table.io import (
     Command,
     Gone,
@@ -76,6 +76,8 @@ def check_options(options: p.TableOptions) -> Rules:
         options.invite
     ):
         raise MalformedError("invite lists distinct bot account ids", "bad_options")
+    if options.reserved is not None and not valid_id(options.reserved):
+        raise MalformedError("reserved is a player's id", "bad_options")
     return rules
 
 
@@ -474,6 +476,8 @@ class Table:
             turns.done(self, seat, msg.turn, now)
         elif isinstance(msg, p.LIFECYCLE):
             lifecycle.act(self, seat, msg, now)
+        elif isinstance(msg, p.React):
+            reactions.react(self, seat, msg.reaction, now)
 
     # -- lobby -----------------------------------------------------------------------------
 
@@ -504,6 +508,10 @@ class Table:
             raise IllegalActionError("the game has already started", "already_started")
         if join.bot:
             lifecycle.check_bot_account(self, join.player)
+        if self.options.reserved is not None and join.player != self.options.reserved:
+            raise IllegalActionError(
+                "this table's free seat is kept for the player challenged", "seat_reserved"
+            )
         free = next((s for s in self.seats if not s.joined), None)
         if free is None:
             raise IllegalActionError("every seat is taken", "table_full")

@@ -22,9 +22,18 @@ CODE_LENGTH = 6
 #: Token bucket of one connection and of one seat: messages per second, and burst.
 RATE_PER_S = 20.0
 BURST = 40.0
+#: A seat's quick reactions: this many at once, then one every REACT_EVERY_MS.
+REACT_BURST = 3.0
+REACT_EVERY_MS = 2000.0
 #: More errors than this within ERROR_WINDOW_MS closes the connection (policy violation).
 MAX_ERRORS = 20
 ERROR_WINDOW_MS = 10_000.0
+
+
+def reaction_bucket() -> TokenBucket:
+    """A seat's own bucket of quick reactions (:mod:`flyswat.table.reactions`), on the
+    table's clock (ms): :data:`REACT_BURST` at once, then one every :data:`REACT_EVERY_MS`."""
+    return TokenBucket.fresh(1 / REACT_EVERY_MS, REACT_BURST)
 
 
 def message_bucket() -> TokenBucket:
@@ -72,6 +81,7 @@ class Seat:
     rating: int | None = None  # their shown rating when they sat down
     rematch: bool = False  # at the end: accepted another game
     bot_account: bool = False  # its player is a bot account: a program at a human seat
+    reactions: TokenBucket = field(default_factory=reaction_bucket)
 
     @property
     def is_bot(self) -> bool:

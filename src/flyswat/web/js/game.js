@@ -16,6 +16,9 @@ import { announce, errorText, hideToast, navigate, showError, toast } from "./ui
 import { ensureMe, players } from "./identity.js";
 import { lifecycleMessage, tickFill } from "./rematch.js";
 
+/** How often a challenge's host, waiting in its lobby, asks for the answer (ms). */
+const CHALLENGE_POLL_MS = 3000;
+
 /** Check the revealed seed against the commitment published at the start (fair shuffle). */
 async function seedMatches(seed, commitment) {
   if (seed == null || !commitment || !crypto.subtle) return undefined; // no subtle crypto off https
@@ -62,6 +65,25 @@ export class GameManager {
     this.onResize = () => this.renderer.render(this.state, false);
     window.addEventListener("resize", this.onResize);
     this.fillTimer = setInterval(() => tickFill(root), 250);
+    this.challengeTimer = setInterval(() => this.challengeAnswer(), CHALLENGE_POLL_MS);
+  }
+
+  /** The host of a challenge's table (options.reserved) waiting in its lobby: has the player
+   * challenged declined, or let it expire? Asked as the home page asks (challenge.js). */
+  async challengeAnswer() {
+    const s = this.state;
+    const host = s.table?.players.find((x) => x.host);
+    if (!s.table?.options.reserved || s.table.state !== "lobby" || host?.seat !== s.seat || s.challengeAnswer) return;
+    try {
+      const mine = await players.challenges();
+      const c = mine.outgoing.find((x) => x.code === s.code);
+      if (!c || (c.state !== "declined" && c.state !== "expired")) return;
+      this.state = { ...this.state, challengeAnswer: c };
+      toast(t(`challenge.answer.${c.state}`, { name: c.opponent.name }));
+      this.renderer.render(this.state, false);
+    } catch {
+      // asked again in a moment
+    }
   }
 
   status(status) {
@@ -121,6 +143,10 @@ export class GameManager {
         return e.error ? toast(errorText(e.error), "error") : toast(t(e.key));
       case "sound":
         return this.sound.play(e.name);
+      case "react":
+        if (this.storage.reactionsMuted()) return;
+        announce(`${name(e.seat)}: ${t(`react.${e.reaction}`)}`);
+        return this.renderer.reacts(s);
       case "announceReveal": {
         const said = t("table.announceReveal", { name: name(e.seat), card: cardName(e.card) });
         const open = e.windowMs ? t("table.announceOpen", { what: "", s: seconds(e.windowMs) }).trim() : "";
@@ -165,6 +191,10 @@ export class GameManager {
     if (a.type === "close-end" || a.type === "show-end") return this.dispatch({ type: "endShown", shown: a.type === "show-end" });
     if (a.type === "take-back") return this.dispatch({ type: "takeBack" });
     if (a.type === "profile") return navigate(a.href);
+    if (a.type === "mute-reactions") {
+      this.storage.saveReactionsMuted(!this.storage.reactionsMuted());
+      return this.renderer.reacts(s);
+    }
     const lifecycle = lifecycleMessage(a);
     if (lifecycle) {
       if (!this.conn.send(lifecycle)) return toast(errorText("offline"), "error");
@@ -223,6 +253,7 @@ export class GameManager {
     this.renderer.stop();
     clearTimeout(this.timer);
     clearInterval(this.fillTimer);
+    clearInterval(this.challengeTimer);
     window.removeEventListener("resize", this.onResize);
     const el = document.getElementById("conn");
     if (el) el.hidden = true;

@@ -9,6 +9,7 @@ import { esc, errorText, navigate, showError } from "./ui.js";
 import { SEAT_COLOURS } from "./table.js";
 import { joinable, tableCode } from "./tables.js";
 import { ensureMe, me, players, saveMe } from "./identity.js";
+import { ChallengesBox } from "./challenge.js";
 
 /** The bot levels offered; the server's list (GET /api/tables) replaces this one when it comes. */
 let botLevels = ["easy", "normal", "hard"];
@@ -131,6 +132,7 @@ export function homePage(app) {
       <button class="btn secondary" data-learn="rules" data-i18n="learn.rules"></button>
       <button class="btn secondary" data-learn="skip" data-i18n="learn.skip"></button></div></section>` : ""}
     <section class="card-box back-to-game" id="back-to-game" hidden></section>
+    <section class="card-box challenges" id="challenges" hidden></section>
     ${playNowHtml()}
     <section class="card-box join-box">
       <h2 data-i18n="home.join"></h2>
@@ -253,9 +255,11 @@ export function homePage(app) {
   const list = app.querySelector("#open-tables");
   let tables = [];
   const draw = () => drawTables(list, tables);
+  const challenges = new ChallengesBox(app.querySelector("#challenges"));
   let poll = null;
   let shown = true; // a refresh in flight when the page goes must not plan another
   const refresh = async () => {
+    await challenges.refresh(); // the invitations to you, and the answers to yours
     try {
       const data = await fetchAll();
       tables = data.tables;
@@ -280,6 +284,7 @@ export function homePage(app) {
     relabel: () => {
       seatRows(form);
       draw();
+      challenges.draw();
     },
     leave: () => {
       shown = false;

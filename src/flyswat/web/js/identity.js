@@ -82,6 +82,10 @@ export const players = {
     return retried(() => request("POST", `/api/tables/${enc(code)}/join`, body));
   },
   claimCode: () => request("POST", "/api/players/claim-code", auth()),
+  challenge: (opponent) => request("POST", "/api/challenges", { ...auth(), opponent }),
+  challenges: () => request("POST", "/api/challenges/mine", auth()),
+  acceptChallenge: (id) => retried(() => request("POST", `/api/challenges/${enc(id)}/accept`, auth())),
+  declineChallenge: (id) => request("POST", `/api/challenges/${enc(id)}/decline`, auth()),
   claim: (code) => request("POST", "/api/players/claim", { code }),
 };
 

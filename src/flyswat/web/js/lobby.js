@@ -89,6 +89,7 @@ export function lobbyHtml(s, savedName = "") {
       <h2>${esc(t("lobby.players"))}</h2>
       <ul class="seat-list">${players.map((p) => playerRow(p, me, tb)).join("")}</ul>
       ${fillHtml(tb)}
+      ${s.challengeAnswer ? `<p class="challenge-answer" data-state="${esc(s.challengeAnswer.state)}">${esc(t(`challenge.answer.${s.challengeAnswer.state}`, { name: s.challengeAnswer.opponent.name }))}</p>` : ""}
     </section>
     <section class="card-box">${actions}</section>
   </div>`;

@@ -4,6 +4,10 @@
 // listed in state.effects (sounds, words to say, messages to send) for the wiring to do.
 
 import { resolvedRound } from "./scene.js";
+import { REACT_SHOW_MS, REACTIONS } from "./react.js";
+
+/** The refusals of a quick reaction: said, and nothing of the round is touched. */
+const REACT_ERRORS = new Set(["bad_reaction", "reaction_in_round", "reaction_limited"]);
 
 /** How long the hands of a resolved round stay on the flies before the centre tidies up. */
 export const RESOLVE_MS = 2600;
@@ -31,6 +35,7 @@ export function initialState(code, token = null) {
     recordUrl: null,
     fair: undefined,
     stopped: null, // null, or why the connection stays closed: "replaced" | "not_found" | "expired"
+    reacts: {}, // seat -> {reaction, until}: the quick reactions being shown
     effects: [],
   };
 }
@@ -182,7 +187,13 @@ const HANDLERS = {
     s.turnDeadline = null;
     s.effects.push({ type: "render", animate: true });
   },
+  react(s, msg, now) {
+    // Shown by the seat a moment (react.js), unless muted; a newer one of the seat replaces it.
+    s.reacts = { ...s.reacts, [msg.seat]: { reaction: msg.reaction, until: now + REACT_SHOW_MS } };
+    s.effects.push({ type: "react", seat: msg.seat, reaction: msg.reaction });
+  },
   error(s, msg) {
+    if (REACT_ERRORS.has(msg.code)) return void s.effects.push({ type: "toast", error: msg.code });
     if (msg.code === "bad_token") {
       // The saved seat is not valid here (another server, or an old game): watch instead.
       s.token = null;
@@ -294,6 +305,12 @@ export function intent(state, action) {
       const k = FLY_KEYS.indexOf(String(action.key).toLowerCase());
       const card = k >= 0 ? v.centre[k] : undefined;
       return card ? { ...intent(state, { type: "slap", card, at: action.at }), handled: true } : none;
+    }
+    case "react": {
+      if (me === null || s.stopped || !REACTIONS.some(([key]) => key === action.reaction)) return none;
+      // Never in a slap round's window: the server would refuse it too (reaction_in_round).
+      if (s.round) return { state, error: "reaction_in_round" };
+      return { state, send: { type: "react", reaction: action.reaction } };
     }
     case "ready":
       return { state, send: { type: "ready", ready: !!action.ready } };

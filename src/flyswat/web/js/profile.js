@@ -7,6 +7,7 @@ import { t, when } from "./i18n.js";
 import { botMark, errorText, esc, navigate, showError } from "./ui.js";
 import { me, players, recordUrl } from "./identity.js";
 import { provisionalMark } from "./rematch.js";
+import { challenge, challengeButton } from "./challenge.js";
 
 /** A small SVG line of values over games (oldest first); "" with fewer than two. */
 export function sparkline(values, { width = 320, height = 80, label = "" } = {}) {
@@ -81,6 +82,7 @@ export function profilePage(app, id) {
           <figure><figcaption>${esc(t("players.reactionPlot"))}</figcaption>${sparkline(oldest.map((g) => g.reaction_ms), { label: t("players.reactionPlot") }) || `<p class="muted">${esc(t("players.plotEmpty"))}</p>`}</figure>
           <figure><figcaption>${esc(t("players.ratingPlot"))}</figcaption>${sparkline(oldest.map((g) => g.rating_after), { label: t("players.ratingPlot") }) || `<p class="muted">${esc(t("players.plotEmpty"))}</p>`}</figure>
         </div>
+        ${challengeButton(p)}
         <p><a href="?leaderboard" data-page="?leaderboard">${esc(t("players.leaderboard"))}</a> ·
           <a href="?ratings" data-page="?ratings">${esc(t("ratings.link"))}</a></p>
       </section>
@@ -115,6 +117,8 @@ export function profilePage(app, id) {
       ev.preventDefault();
       return navigate(page.dataset.page);
     }
+    const challenged = ev.target.closest("[data-challenge]");
+    if (challenged) return challenge(challenged.dataset.challenge, challenged);
     if (ev.target.closest("[data-more]")) {
       const more = await players.games(id, next);
       games = games.concat(more.games);

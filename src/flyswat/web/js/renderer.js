@@ -10,6 +10,7 @@ import { esc, errorText } from "./ui.js";
 import { lobbyHtml } from "./lobby.js";
 import { endHtml } from "./end.js";
 import { clearMoves, playMoves } from "./motion.js";
+import { reactBar, showReacts } from "./react.js";
 
 export class HTMLRenderer {
   /** root: the element to draw in; onPainted(turn, at): the trigger of round `turn` was painted at `at`. */
@@ -45,6 +46,7 @@ export class HTMLRenderer {
     if (!s.table) return this.connecting();
     if (s.table.state === "lobby" || !s.view) {
       this.root.innerHTML = lobbyHtml(s, this.storage?.name() || "");
+      this.reacts(s);
       return;
     }
     const now = this.now();
@@ -80,6 +82,16 @@ export class HTMLRenderer {
       } else this.countdown(s);
     }
     this.reaction(s);
+    this.reacts(s);
+  }
+
+  /** The quick reactions' bar (or only its mute switch, for a spectator) and the bubbles by the seats. */
+  reacts(s) {
+    if (s.table?.practice) return; // the practice table has no one to react to
+    const muted = !!this.storage?.reactionsMuted?.();
+    this.root.querySelector(".react-bar")?.remove();
+    this.root.insertAdjacentHTML("beforeend", reactBar(s, muted));
+    if (!muted) showReacts(this.root, s, this.now());
   }
 
   /** The end screen takes the focus once per game (a keyboard goes on from its title), and
@@ -102,6 +114,7 @@ export class HTMLRenderer {
     patchRound(this.root, liveScene(s, this.now()));
     fitCentre(this.root);
     this.reaction(s);
+    this.reacts(s);
   }
 
   reaction(s) {

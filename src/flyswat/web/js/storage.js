@@ -1,11 +1,12 @@
 // What this browser remembers, in localStorage: the seats it holds (by table code), the
-// player's name, the sound switch, and whether the practice game was offered. One object
+// player's name, the sound switch, the quick reactions' switch, and whether the practice game was offered. One object
 // handed to the pages (2048's LocalStorageManager); a failing storage (private mode) forgets.
 
 const SEATS = "flyswat.seats";
 const NAME = "flyswat.name";
 const SOUND = "flyswat.sound";
 const PRACTICE = "flyswat.practice";
+const REACTIONS_MUTED = "flyswat.reactionsMuted";
 
 function read(key, fallback) {
   try {
@@ -67,6 +68,15 @@ export class LocalStorageManager {
 
   saveSound(on) {
     write(SOUND, !!on);
+  }
+
+  /** The quick reactions' switch: true when they are muted (never shown, none to send). */
+  reactionsMuted() {
+    return read(REACTIONS_MUTED, false) === true;
+  }
+
+  saveReactionsMuted(muted) {
+    write(REACTIONS_MUTED, !!muted);
   }
 
   /** "offered", "done", "skipped", or null on a first visit. */
