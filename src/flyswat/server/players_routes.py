@@ -368,8 +368,7 @@ class Players:
         its free seat kept for the player challenged (``TableOptions.reserved``); an open
         challenge of theirs to the same player is answered again instead."""
         body = await self.body(request, p.NewChallenge)
-        if not identity.valid_id(body.opponent):
-            raise MalformedError("a player id is 8 to 64 letters, digits, '-' or '_'")
+        _valid_id(body.opponent)
         me = await self.who(body.player, body.secret)
         assert me is not None
         now = time.time()

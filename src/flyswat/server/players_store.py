@@ -271,6 +271,11 @@ def private_codes(conn: Connection, codes: Sequence[str]) -> set[str]:
     return {r[0] for r in rows if json.loads(r[1]).get("options", {}).get("public") is False}
 
 
+def record_url(game_id: str) -> str:
+    """Where a finished game's record is read (``GET /api/games/{game_id}/record``)."""
+    return f"/api/games/{game_id}/record"
+
+
 def _game_row(r: Any, private: set[str] | frozenset[str] = frozenset()) -> dict[str, Any]:
     before, after = (
         Rating(r["mu_before"], r["sigma_before"]),
@@ -285,7 +290,7 @@ def _game_row(r: Any, private: set[str] | frozenset[str] = frozenset()) -> dict[
         "rated": bool(r["rated"]), "rating_before": before.shown, "rating_after": after.shown,
         "provisional": after.provisional,
         "delta": after.shown - before.shown if r["rated"] else 0,
-        "record_url": f"/api/games/{r['game_id']}/record",
+        "record_url": record_url(r["game_id"]),
     }  # fmt: skip
 
 
@@ -340,7 +345,7 @@ def game_summary(conn: Connection, game_id: str) -> dict[str, Any] | None:
     entries = [Entry.from_json(e) for e in json.loads(row["entries"])]
     code = None if private_codes(conn, [row["code"]]) else row["code"]
     return {"game_id": game_id, "code": code, "ended_at": row["ended_at"],
-            "record_url": f"/api/games/{game_id}/record",
+            "record_url": record_url(game_id),
             "seats": [{"seat": e.seat, "place": e.place, "player": e.player, "level": e.level,
                        "flagged": e.flagged, **({k: by_seat[e.seat][k] for k in
                        ("name", "bot", "rated", "rating_before", "rating_after", "delta",
@@ -412,7 +417,7 @@ def listed_games(
             })  # fmt: skip
         out.append({"game_id": r["game_id"], "code": r["code"], "ended_at": r["ended_at"],
                     "seats": r["seats"], "rated": bool(r["rated"]), "players": seats,
-                    "record_url": f"/api/games/{r['game_id']}/record"})  # fmt: skip
+                    "record_url": record_url(r["game_id"])})  # fmt: skip
     return out, (rows[-1]["id"] if more and rows else None)
 
 
