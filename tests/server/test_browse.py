@@ -71,7 +71,8 @@ async def test_the_recent_public_games_are_listed_newest_first_and_filtered(
 @pytest.mark.parametrize(
     "query",
     ["?seats=1", "?seats=9", "?seats=two", "?rated=yes", "?limit=0", "?limit=101",
-     "?before=-1", "?player=no", "?player=" + "x" * 65, "?name=" + "n" * 40, "?name=%20"],
+     "?before=-1", "?player=no", "?player=" + "x" * 65, "?name=" + "n" * 40, "?name=%20",
+     "?name=%00", "?name=%E2%80%8B%E2%80%8B"],
 )  # fmt: skip
 def test_a_bad_filter_gets_a_clear_error(server: Process, query: str) -> None:
     reply = server.get(f"/api/games{query}")

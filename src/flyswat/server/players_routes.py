@@ -90,8 +90,8 @@ def _name_filter(raw: str | None) -> str | None:
     if raw is None:
         return None
     text = " ".join(raw.split())
-    if not text or len(text) > identity.MAX_NAME:
-        raise MalformedError(f"name is 1 to {identity.MAX_NAME} characters")
+    if not identity.name_key(text) or len(text) > identity.MAX_NAME or not text.isprintable():
+        raise MalformedError(f"name is 1 to {identity.MAX_NAME} printable characters")
     return text
 
 
