@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page, Route, expect
 
 from .pagewatch import WATCH_JS
 
@@ -74,6 +74,29 @@ def test_the_rules_page_explains_every_rule_with_the_rulebooks_two_examples(
     page.screenshot(path=str(artifacts / f"rules-{lang}-phone.png"), full_page=True)
     page.locator("#rule-end ~ section [data-go=practice]").tap()
     expect(page.locator(".coach-title")).to_have_text(s["learn.c1.title"])
+    ctx.close()
+
+
+def test_strings_lost_on_the_way_are_asked_again_and_fill_the_page(server: str, browser: Browser) -> None:
+    """A dropped connection or a busy answer for a language's strings is not a blank page."""
+    ctx = browser.new_context(locale="de", service_workers="block")
+    page = ctx.new_page()
+    asked: list[str] = []
+
+    def drop_twice(route: Route) -> None:
+        asked.append(route.request.url)
+        if len(asked) == 1:
+            route.abort("connectionreset")
+        elif len(asked) == 2:
+            route.fulfill(status=503, body="busy")
+        else:
+            route.continue_()
+
+    page.route("**/i18n/de.json", drop_twice)
+    page.goto(server + "/?learn")
+    expect(page.locator("#rule-goal h2")).to_have_text(strings("de")["rules.goal.h"])
+    expect(page.locator("#lang")).to_have_value("de")
+    assert len(asked) == 3
     ctx.close()
 
 

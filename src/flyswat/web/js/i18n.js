@@ -9,10 +9,22 @@ let fallback = {};
 let current = "en";
 const listeners = [];
 
+const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
+
+/** A language's strings. A dropped connection or a busy server (429, 5xx) is asked again,
+ * a little later each time: the page has no words without them. */
 async function load(lang) {
-  const res = await fetch(new URL(`../i18n/${lang}.json`, import.meta.url));
-  if (!res.ok) throw new Error(`no strings for ${lang}`);
-  return res.json();
+  for (let wait = 250; ; wait = Math.min(2 * wait, 4000)) {
+    let res = null;
+    try {
+      res = await fetch(new URL(`../i18n/${lang}.json`, import.meta.url));
+    } catch {
+      // the network's, not the file's: ask again
+    }
+    if (res?.ok) return res.json();
+    if (res && res.status !== 429 && res.status < 500) throw new Error(`no strings for ${lang}`);
+    await sleep(wait);
+  }
 }
 
 /** The language to start with: the saved choice, else the browser's, else English. */
