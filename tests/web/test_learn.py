@@ -77,7 +77,9 @@ def test_the_rules_page_explains_every_rule_with_the_rulebooks_two_examples(
     ctx.close()
 
 
-def test_strings_lost_on_the_way_are_asked_again_and_fill_the_page(server: str, browser: Browser) -> None:
+def test_strings_lost_on_the_way_are_asked_again_and_fill_the_page(
+    server: str, browser: Browser
+) -> None:
     """A dropped connection or a busy answer for a language's strings is not a blank page."""
     ctx = browser.new_context(locale="de", service_workers="block")
     page = ctx.new_page()
