@@ -66,7 +66,7 @@ CODES: dict[str, ErrorCode] = _codes(
     ("no_pong", _I, 408, True, "pings went unanswered: the connection is closed"),
     ("spectator", _I, 403, True, "spectators watch; they cannot act"),
     ("not_your_seat", _I, 403, True, "a message about another seat"),
-    ("spectators_full", _I, 409, True, "the table has as many spectators as it takes"),
+    ("spectators_full", _I, 409, True, "the server has as many spectators as it takes"),
     # -- tables and the lobby ----------------------------------------------------------
     ("not_found", _I, 404, True, "no table with that code"),
     ("bad_options", _M, 400, True, "table options that cannot go together"),

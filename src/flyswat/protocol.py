@@ -267,6 +267,27 @@ class TableList(_Model):
     next: str | None = None
 
 
+class LiveGame(_Model):
+    """One public game being played, as ``GET /api/live`` lists it."""
+
+    code: str
+    rating: int | None = Field(
+        description="the table's rating: the mean of its seats' shown ratings (a player's "
+        "when they sat down, a bot's level's); null when no seat has one"
+    )
+    players: list[PlayerInfo]
+    spectators: int = Field(description="spectators watching it now (a node's own count)")
+    games: int = Field(0, description="games finished at this table before this one")
+
+
+class LiveList(_Model):
+    """``GET /api/live``: the public games being played, the best-rated first (then the most
+    watched); ``total`` counts them all, ``games`` is the first ``limit`` of them."""
+
+    games: list[LiveGame]
+    total: int
+
+
 class StartTable(_Model):
     """``POST /api/tables/{code}/start``: the host's token."""
 
@@ -832,6 +853,7 @@ def json_schema() -> dict[str, Any]:
         JoinTable,
         StartTable,
         TableList,
+        LiveList,
         Seated,
         TableInfo,
         HttpError,

@@ -14,7 +14,19 @@ from flyswat.engine import Game
 from flyswat.errors import FlyswatError
 from flyswat.table.core import Table
 from flyswat.table.events import Event
-from flyswat.table.io import Close, Command, Gone, Message, Outcome, Rtt, Sent, Sources, Tick
+from flyswat.table.io import (
+    Close,
+    Command,
+    Fanout,
+    Gone,
+    Message,
+    Outcome,
+    Rtt,
+    Send,
+    Sent,
+    Sources,
+    Tick,
+)
 from flyswat.wire import Assembler
 
 SERVER_MESSAGE: TypeAdapter[Any] = TypeAdapter(p.ServerMessage)
@@ -26,13 +38,19 @@ class Harness:
     Connections are numbered by the test. A reveal marked for timing is handed over at once
     (as a connection that writes instantly would), unless ``deliver`` is False."""
 
-    def __init__(self, seats: int = 3, *, deliver: bool = True, **options: Any) -> None:
+    def __init__(
+        self, seats: int = 3, *, deliver: bool = True, code: str = "TESTAB",
+        table: dict[str, Any] | None = None, **options: Any,
+    ) -> None:  # fmt: skip
+        """``table``: more arguments of the :class:`Table` (its ``audience``, say)."""
         self.now = 1_000_000.0
         self.deliver = deliver
         opts = p.TableOptions(
             **{"slap_window_ms": 30_000, "turn_timeout_ms": 60_000, **options}, seats=seats
         )
-        self.table, out = Table.create("TESTAB", opts, "Ana", Sources.fixed(), self.now)
+        self.table, out = Table.create(code, opts, "Ana", Sources.fixed(), self.now,
+                                       **(table or {}))  # fmt: skip
+        self.fanouts: list[Fanout] = []  # every message fanned out to spectators
         self.stored: list[Event] = []
         self.told: dict[int, list[dict[str, Any]]] = {}
         self.wires: dict[int, Assembler] = {}
@@ -49,7 +67,7 @@ class Harness:
             return
         for conn in conns:
             c = t.conns.get(conn)
-            if c is not None:
+            if c is not None and not (c.seat is None and t.watch_due is not None):
                 last = next(m for m in reversed(self.told[conn]) if m.get("view") is not None)
                 assert last["view"] == t.view_of(c.seat), f"conn {conn}"
 
@@ -63,7 +81,7 @@ class Harness:
     def _keep(self, out: Outcome) -> None:
         self.stored += out.events
         viewed = set()
-        for send in out.sends:
+        for send in _each(out.sends, self.fanouts):
             message = send.message
             if isinstance(message, bytes):  # protocol 3's lean messages, encoded by the table
                 msg = json.loads(message)
@@ -80,7 +98,7 @@ class Harness:
             self.closed[close.conn] = close
         if self.deliver:
             for send in out.sends:
-                if send.mark is not None:
+                if isinstance(send, Send) and send.mark is not None:
                     self._keep(self.table.handle(Sent(send.conn, send.mark), self.now))
 
     def say(self, conn: int, **message: Any) -> Outcome:
@@ -162,6 +180,19 @@ class Harness:
         r = self.game.round
         assert r is not None
         return next(c for c in self.game.centre if c.colour in r.allowed)
+
+
+def _each(sends: list[Send | Fanout], fanouts: list[Fanout]) -> list[Send]:
+    """Every message to one connection: a fan-out's, one for each of its connections (and
+    the fan-out kept in ``fanouts``)."""
+    out: list[Send] = []
+    for send in sends:
+        if isinstance(send, Fanout):
+            fanouts.append(send)
+            out += [Send(conn, send.message) for conn in send.conns]
+        else:
+            out.append(send)
+    return out
 
 
 def p_join(name: str) -> Command:

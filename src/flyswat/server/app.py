@@ -64,6 +64,8 @@ DEFAULT_DB = settings.DEFAULT_DB
 
 #: Tables listed per page of ``GET /api/tables``, by default and at most.
 PAGE, MAX_PAGE = 50, 200
+#: Games listed by ``GET /api/live``, by default and at most.
+LIVE, MAX_LIVE = 20, 100
 
 
 # -- HTTP ---------------------------------------------------------------------------------------
@@ -100,11 +102,7 @@ async def _page(runner: Runner, request: Request) -> p.TableList:
         limit = min(MAX_PAGE, max(1, int(request.query_params.get("limit", PAGE))))
     except ValueError:
         raise MalformedError("limit is a whole number") from None
-    cluster = runner.cluster
-    shared = []
-    if cluster is not None and len(cluster.peers) > 1:  # others' tables: the shared list
-        shared = await asyncio.to_thread(cluster.shared.listing)
-    newest = node.lobby(runner, cluster, shared)
+    newest = node.lobby(runner, runner.cluster, await _shared(runner))
     if after is not None:  # the page after that table, whether it is still listed or not
         at = next((t for t, info in newest if info["code"] == after), runner.born.get(after))
         if at is None and not await asyncio.to_thread(runner.store.exists, after):
@@ -114,6 +112,22 @@ async def _page(runner: Runner, request: Request) -> p.TableList:
     more = len(newest) > limit
     return p.TableList(tables=[p.TableInfo.model_validate(t) for t in page], levels=list(LEVELS),
                        next=page[-1]["code"] if more and page else None)  # fmt: skip
+
+
+async def _shared(runner: Runner) -> list[Any]:
+    """The other nodes' entries in the shared list (none when this node is alone)."""
+    cluster = runner.cluster
+    if cluster is not None and len(cluster.peers) > 1:
+        return await asyncio.to_thread(cluster.shared.listing)
+    return []
+
+
+async def _live(runner: Runner, request: Request) -> p.LiveList:
+    raw = request.query_params.get("limit", str(LIVE))
+    if not raw.isdigit() or not 1 <= int(raw) <= MAX_LIVE:
+        raise MalformedError(f"limit is a whole number from 1 to {MAX_LIVE}")
+    games = node.live(runner, runner.cluster, await _shared(runner))
+    return p.LiveList(games=games[: int(raw)], total=len(games))
 
 
 def _routes(
@@ -164,6 +178,12 @@ def _routes(
     async def list_tables(request: Request) -> JSONResponse:
         try:
             return JSONResponse((await _page(runner, request)).model_dump())
+        except FlyswatError as e:
+            return _error(e)
+
+    async def live_games(request: Request) -> JSONResponse:
+        try:
+            return JSONResponse((await _live(runner, request)).model_dump())
         except FlyswatError as e:
             return _error(e)
 
@@ -245,6 +265,7 @@ def _routes(
         Route("/ready", ready),
         Route("/api/tables", create, methods=["POST"]),
         Route("/api/tables", list_tables, methods=["GET"]),
+        Route("/api/live", live_games),
         Route("/api/tables/{code}", get_table),
         Route("/api/tables/{code}/join", join, methods=["POST"]),
         Route("/api/tables/{code}/start", start, methods=["POST"]),
@@ -344,6 +365,7 @@ def build_app(
     operator_secret: str | None = None,
     redis_prefix: str = "flyswat:",
     timings: Timings | None = None,
+    max_spectators: int = settings.MAX_SPECTATORS,
 ) -> Starlette:
     """The whole server as an ASGI app: tables restored from ``db_url`` on start-up.
 
@@ -358,7 +380,8 @@ def build_app(
     the clients reach it; ``redis_url``: who is alive and the lobby's list kept in Redis,
     under keys that begin with ``redis_prefix``; ``timings``: the cluster's beat and lease
     (:class:`flyswat.server.settings.Timings`). ``operator_secret``: opens the operator's
-    routes (:mod:`flyswat.server.operator`).
+    routes (:mod:`flyswat.server.operator`). ``max_spectators``: the spectators this node
+    takes, over all its tables.
     """
     limits = limits or Limits()
     store = Store(db_url, node=node_id)
@@ -369,7 +392,8 @@ def build_app(
         else Shared(store.engine, timings)
     )
     cluster = Cluster(store.engine, node_id, node_url, shared)
-    runner = Runner(store, bot_pace=bot_pace, limits=limits, cluster=cluster)
+    runner = Runner(store, bot_pace=bot_pace, limits=limits, cluster=cluster,
+                    max_spectators=max_spectators)  # fmt: skip
     secret = cluster.secret()
     forwarder = node.Forwarder(secret)
     metrics = Metrics(runner)
@@ -458,7 +482,7 @@ def run(args: argparse.Namespace) -> int:
                     limits=conf.limits, rtt_fronts=conf.rtt_header_from,
                     play_now_wait_ms=round(conf.play_now_wait_s * 1000), node_id=node_id,
                     node_url=url, redis_url=conf.redis, redis_prefix=conf.redis_prefix,
-                    timings=conf.timings,
+                    timings=conf.timings, max_spectators=conf.max_spectators,
                     operator_secret=operator.operator_secret(conf.operator_secret))  # fmt: skip
     if slot is None:
         db = make_url(conf.db).render_as_string(hide_password=True)

@@ -38,6 +38,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("flyswat.server")
 
 PING_EVERY_S = 1.0
+#: Spectators are pinged less often: no arbiter needs their round trip, only their being
+#: there (a spectator that does not read is dropped by ``max_behind_bytes`` anyway), and a
+#: featured game's thousands of pings and pongs a second would cost the players' loop.
+WATCHER_PING_EVERY_S = 10.0
 
 CLOSE_TIMEOUT = 4408
 CLOSE_TOO_SLOW = 4413
@@ -67,6 +71,7 @@ class Link:
         limits: Limits,
         network_rtt: Callable[[], float | None] | None = None,
         schedule: Callable[[Link], None] | None = None,
+        schedule_later: Callable[[Link], None] | None = None,
     ) -> None:
         self.id = id
         self.limits = limits
@@ -77,6 +82,9 @@ class Link:
         self.clock = clock
         self.on_sent = on_sent
         self.schedule = schedule or (lambda link: asyncio.get_running_loop().call_soon(link.flush))
+        #: How a frame fanned out to spectators is written: after the players' (the runner's
+        #: :meth:`~flyswat.server.runner.Runner.flush_later`).
+        self.schedule_later = schedule_later or self.schedule
         self.frames: list[bytes] = []
         self.marks: list[int] = []
         self.dirty = False
@@ -94,8 +102,9 @@ class Link:
 
     # -- sending ---------------------------------------------------------------------------
 
-    def send(self, frame: bytes, mark: int | None = None) -> None:
-        """Queue one frame for the end of this loop turn (never blocks)."""
+    def send(self, frame: bytes, mark: int | None = None, later: bool = False) -> None:
+        """Queue one frame for the end of this loop turn (never blocks); ``later``: a frame
+        fanned out to many spectators, written after the players' frames."""
         if self.closed or self.closing:
             return
         self.frames.append(frame)
@@ -103,7 +112,7 @@ class Link:
             self.marks.append(mark)
         if not self.dirty:
             self.dirty = True
-            self.schedule(self)
+            (self.schedule_later if later else self.schedule)(self)
 
     def flush(self) -> None:
         """Write what was queued in one go; drop the client if it is too far behind."""
@@ -251,7 +260,14 @@ class Session:
         self.link = runner.link(
             table,
             lambda conn, on_sent: Link(
-                conn, socket, clock, on_sent, limits, network, runner.flush_soon
+                conn,
+                socket,
+                clock,
+                on_sent,
+                limits,
+                network,
+                runner.flush_soon,
+                runner.flush_later,
             ),
         )
         self.hello_timer: asyncio.TimerHandle | None = loop.call_later(
@@ -298,7 +314,8 @@ class Session:
             runner.run(table, message)
             if not link.greeted and link.id in table.conns:
                 link.greeted = True
-                runner.pinger.add(link)
+                watching = link.id in table.watchers
+                (runner.watch_pinger if watching else runner.pinger).add(link)
         except Exception:  # a table's bug must not stop the loop's other tables
             log.exception("table %s failed on a message", table.code)
 
@@ -312,6 +329,7 @@ class Session:
             self.runner.unlink(self.table, link)
         finally:
             self.runner.pinger.remove(link)
+            self.runner.watch_pinger.remove(link)
             link.stop()
             if not self.ended.done():
                 self.ended.set_result(None)

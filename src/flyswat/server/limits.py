@@ -78,7 +78,6 @@ class Limits:
         "--max-behind",
         "bytes of messages a client may fall behind before it is dropped",
     )
-    max_spectators: int = _opt(50, "--max-spectators", "spectators one table takes")
     lobby_ttl_s: float = _opt(
         1800.0, "--lobby-ttl", "seconds a lobby with nobody connected stays open"
     )

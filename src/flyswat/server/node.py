@@ -29,6 +29,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from flyswat import protocol as p
 from flyswat.server.cluster import Cluster, Owner
 from flyswat.server.runner import Runner
 from flyswat.server.transport import error_body
@@ -202,14 +203,36 @@ def lobby(
             entries.append((runner.born.get(code, wall), table.info(now).model_dump()))
     peers = cluster.peers if cluster is not None else {}
     for x in listing:
-        if x.code in runner.tables or x.node not in peers:
-            continue
+        if x.code in runner.tables or x.node not in peers or x.info.get("state") != "lobby":
+            continue  # (the shared list holds Live now's games too)
         info = dict(x.info)
         fill_at = info.pop("fill_at", None)
         info["fill_in_ms"] = None if fill_at is None else max(0, round((fill_at - wall) * 1000))
         entries.append((x.listed_at, info))
     entries.sort(key=lambda e: -e[0])
     return entries
+
+
+def live(runner: Runner, cluster: Cluster | None, listing: list[Any]) -> list[p.LiveGame]:
+    """Live now: the public games being played, the best-rated first, then the most
+    watched: this node's as they are now, and the other live nodes' as they published them
+    in the shared list (``listing``, as for :func:`lobby`)."""
+    now = runner.clock()
+    infos = [t.info(now).model_dump() for t in runner.tables.values() if t.live()]
+    peers = cluster.peers if cluster is not None else {}
+    infos += [x.info for x in listing if x.code not in runner.tables and x.node in peers
+              and x.info.get("state") == "playing"]  # fmt: skip
+    games = [live_game(info) for info in infos]
+    games.sort(key=lambda g: (g.rating is None, -(g.rating or 0), -g.spectators, g.code))
+    return games
+
+
+def live_game(info: dict[str, Any]) -> p.LiveGame:
+    """A table's entry in Live now, from its info (``TableInfo``'s fields)."""
+    ratings = [x["rating"] for x in info["players"] if x.get("rating") is not None]
+    rating = round(sum(ratings) / len(ratings)) if ratings else None
+    return p.LiveGame(code=info["code"], rating=rating, players=info["players"],
+                      spectators=info.get("spectators", 0), games=info.get("games", 0))  # fmt: skip
 
 
 async def stop_tasks(tasks: list[asyncio.Task[Any]]) -> None:

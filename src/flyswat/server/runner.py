@@ -30,17 +30,23 @@ from pydantic import ValidationError
 from flyswat import protocol as p
 from flyswat.errors import FlyswatError, IllegalActionError
 from flyswat.server.cluster import Cluster, Owner
-from flyswat.server.connection import Link, Pinger
+from flyswat.server.connection import WATCHER_PING_EVERY_S, Link, Pinger
 from flyswat.server.frames import text_frame
 from flyswat.server.limits import Limits
+from flyswat.server.settings import MAX_SPECTATORS
 from flyswat.server.store import Store
 from flyswat.server.writer import Writer
 from flyswat.table.core import Table
 from flyswat.table.events import Closed
-from flyswat.table.io import Command, Gone, Outcome, Rtt, Sent, Sources, Tick
-from flyswat.table.seats import new_code
+from flyswat.table.io import Command, Fanout, Gone, Outcome, Rtt, Sent, Sources, Tick
+from flyswat.table.seats import Audience, new_code
 
 log = logging.getLogger("flyswat.server")
+
+#: Links written in one go from the spectators' queue (:meth:`Runner.flush_later`): a featured
+#: game's thousands of writes are spread over loop turns, so that the players' messages that
+#: come meanwhile are read between them.
+WATCHER_BATCH = 500
 
 
 @dataclass(slots=True)
@@ -71,7 +77,9 @@ class Runner:
         sources: Callable[[], Sources] = Sources,
         limits: Limits | None = None,
         cluster: Cluster | None = None,
+        max_spectators: int = MAX_SPECTATORS,
     ) -> None:
+        """``max_spectators``: the spectators this node takes, over all its tables."""
         self.store = store
         #: This node among the others serving the store (none: the store is this process's
         #: alone, as in tests of the runner itself).
@@ -81,9 +89,14 @@ class Runner:
         self.clock = clock
         self.sources = sources
         self.tables: dict[str, Table] = {}
+        #: The spectators of every table here, against the node's cap.
+        self.audience = Audience(max_spectators)
         self.links: dict[int, Link] = {}
         self._dirty: list[Link] = []  # links with frames to write at the end of the turn
+        self._later: deque[Link] = deque()  # spectators' links, written after them
+        self._flushing = False  # a flush is planned
         self.pinger = Pinger()
+        self.watch_pinger = Pinger(WATCHER_PING_EVERY_S)
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._wakes: dict[str, float] = {}  # the table time each timer is set for
         #: Per table, its outcomes not told yet, oldest first (:meth:`carry_out`).
@@ -169,20 +182,28 @@ class Runner:
             self.forget(table)
 
     def tell(self, outcome: Outcome) -> None:
-        """Queue an outcome's messages and closes on their connections."""
-        frames: dict[int, bytes] = {}  # a broadcast's message is framed once for all
-        self.sent += len(outcome.sends)
+        """Queue an outcome's messages and closes on their connections: a message sent to
+        many (a broadcast's shared part, a fan-out to every spectator) is framed once, and
+        the same bytes queued on each of its links."""
+        frames: dict[int, bytes] = {}
+        links = self.links
         for send in outcome.sends:
-            link = self.links.get(send.conn)
+            key = id(send.message)
+            frame = frames.get(key)
+            if frame is None:
+                message = send.message
+                data = message if isinstance(message, bytes) else message.model_dump_json()
+                frame = frames[key] = text_frame(data if isinstance(data, bytes) else data.encode())
+            if isinstance(send, Fanout):
+                self.sent += len(send.conns)
+                for conn in send.conns:
+                    link = links.get(conn)
+                    if link is not None:
+                        link.send(frame, later=True)
+                continue
+            self.sent += 1
+            link = links.get(send.conn)
             if link is not None:
-                key = id(send.message)
-                frame = frames.get(key)
-                if frame is None:
-                    message = send.message
-                    data = message if isinstance(message, bytes) else message.model_dump_json()
-                    frame = frames[key] = text_frame(
-                        data if isinstance(data, bytes) else data.encode()
-                    )
                 link.send(frame, send.mark)
         for close in outcome.closes:
             link = self.links.get(close.conn)
@@ -241,7 +262,7 @@ class Runner:
 
     def _table_settings(self) -> dict[str, Any]:
         limits = self.limits
-        return {"bot_pace": self.bot_pace, "max_spectators": limits.max_spectators,
+        return {"bot_pace": self.bot_pace, "audience": self.audience,
                 "lobby_ttl_ms": limits.lobby_ttl_s * 1000,
                 "seat_ttl_ms": limits.seat_ttl_s * 1000}  # fmt: skip
 
@@ -381,16 +402,32 @@ class Runner:
         """Write ``link``'s frames at the end of this loop turn, with every other link's:
         one write per connection per turn, however many messages it got."""
         self._dirty.append(link)
-        if len(self._dirty) == 1:
+        self._plan_flush()
+
+    def flush_later(self, link: Link) -> None:
+        """Write the frames of a spectator's ``link`` after every link of :meth:`flush_soon`,
+        :data:`WATCHER_BATCH` spectators a loop turn: a fan-out to thousands never holds up
+        the players' own messages, coming or going, for long."""
+        self._later.append(link)
+        self._plan_flush()
+
+    def _plan_flush(self) -> None:
+        if not self._flushing:
+            self._flushing = True
             asyncio.get_running_loop().call_soon(self._flush)
 
     def _flush(self) -> None:
+        self._flushing = False
         dirty, self._dirty = self._dirty, []
-        for link in dirty:
+        later = self._later
+        batch = [later.popleft() for _ in range(min(WATCHER_BATCH, len(later)))]
+        for link in (*dirty, *batch):
             try:
                 link.flush()
             except Exception:  # one socket's failure must not keep the others' frames
                 log.exception("writing to connection %d failed", link.id)
+        if self._dirty or later:
+            self._plan_flush()
 
     def unlink(self, table: Table, link: Link) -> None:
         """``link`` closed: tell its table, forget the link."""
@@ -425,6 +462,7 @@ class Runner:
                 timer.cancel()
             if table is None:
                 continue
+            table.let_go()
             log.warning("table %s is owned by another node now: dropped here", code)
             for conn in list(table.conns) + list(table.strangers):
                 link = self.links.get(conn)
@@ -436,13 +474,14 @@ class Runner:
         return {code for code in self.tables if code not in self._untold}
 
     def lobby_changes(self) -> dict[str, dict[str, Any] | None]:
-        """The lobby entries of this node's tables that changed since they were last
-        published (:meth:`published`): a listed table's info, or None for one no longer
+        """The entries of this node's tables in the shared list that changed since they were
+        last published (:meth:`published`): the info of a listed table (the lobby's) or of a
+        live one (Live now's: its ``state`` tells them apart), or None for one no longer
         listed. ``fill_at`` (wall-clock s) stands for the bots' countdown."""
         now, wall = self.clock(), time.time()
         changes: dict[str, dict[str, Any] | None] = {}
         for code, table in self.tables.items():
-            if table.listed():
+            if table.listed() or table.live():
                 info = table.info(now).model_dump()
                 fill = info.pop("fill_in_ms", None)
                 info["fill_at"] = None if fill is None else round(wall + fill / 1000, 1)

@@ -25,6 +25,8 @@ from flyswat.server.limits import Limits
 
 #: The embedded store, a file in the working directory.
 DEFAULT_DB = "sqlite:///flyswat.db"
+#: The spectators one node takes by default, over all its tables.
+MAX_SPECTATORS = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +114,11 @@ class Settings:
         15.0, "--play-now-wait", "seconds a Play now table waits for players before bots fill it "
         "(3 to 120)",
     )  # fmt: skip
+    max_spectators: int = option(
+        MAX_SPECTATORS, "--max-spectators",
+        "spectators this node takes, over all its tables (the next is refused "
+        "spectators_full; each is a socket: mind the descriptor limit)",
+    )  # fmt: skip
     log_format: str = option(
         "text", "--log-format", "json: one JSON object per log line (structured logs)",
         choices=("text", "json"),
@@ -132,6 +139,8 @@ class Settings:
             except ValueError:
                 why = f"--trusted-proxies: {proxy!r} is not an address or network"
                 raise ValueError(why) from None
+        if self.max_spectators < 0:
+            raise ValueError(f"--max-spectators must be 0 or more, not {self.max_spectators}")
         if not self.bot_pace > 0:
             raise ValueError(f"--bot-pace must be above 0, not {self.bot_pace:g}")
 

@@ -34,6 +34,7 @@ from flyswat.table import events as ev
 from flyswat.table import lifecycle, reactions, sessions, turns
 from flyswat.table.io import (
     Command,
+    Fanout,
     Gone,
     Join,
     Message,
@@ -45,7 +46,7 @@ from flyswat.table.io import (
     StartBy,
     Tick,
 )
-from flyswat.table.seats import Conn, Seat, clean_name, seat_token, token_hash
+from flyswat.table.seats import Audience, Conn, Seat, clean_name, seat_token, token_hash
 from flyswat.table.sessions import CLOSE_POLICY
 from flyswat.view import view
 from flyswat.wire import Deltas, private_of
@@ -54,8 +55,14 @@ from flyswat.wire import Deltas, private_of
 LOBBY_TTL_MS = 30 * 60_000.0
 #: A joined lobby seat whose holder is away this long is given up (ms), by default.
 SEAT_TTL_MS = 120_000.0
-#: The most spectators one table takes, by default.
+#: The most spectators a table alone takes (the server shares one cap among a node's tables:
+#: :class:`~flyswat.table.seats.Audience`).
 MAX_SPECTATORS = 50
+
+#: Spectators are told the hands laid at most this often (ms): each message to them is one
+#: write per spectator, thousands for a featured game; the players' ``hands`` still go out
+#: every 100 ms, and a round's result and the next reveal go to everyone at once.
+WATCH_HANDS_MS = 500.0
 
 State = Literal["lobby", "playing", "over", "expired"]
 
@@ -92,12 +99,13 @@ class Table:
         sources: Sources,
         *,
         bot_pace: float = 1.0,
-        max_spectators: int = MAX_SPECTATORS,
+        audience: Audience | None = None,
         lobby_ttl_ms: float = LOBBY_TTL_MS,
         seat_ttl_ms: float = SEAT_TTL_MS,
     ) -> None:
-        """``bot_pace`` scales the bots' pauses before revealing; ``max_spectators`` is the
-        most spectators the table takes; a lobby nobody is connected to expires after
+        """``bot_pace`` scales the bots' pauses before revealing; ``audience`` counts the
+        spectators of the node's tables against the node's cap (by default, one of the
+        table's own taking :data:`MAX_SPECTATORS`); a lobby nobody is connected to expires after
         ``lobby_ttl_ms``; a joined seat (not the host's) whose holder has not been connected
         for ``seat_ttl_ms`` in the lobby is given up."""
         self.code = code
@@ -106,7 +114,7 @@ class Table:
         self.host = created.host
         self.sources = sources
         self.bot_pace = bot_pace
-        self.max_spectators = max_spectators
+        self.audience = audience if audience is not None else Audience(MAX_SPECTATORS)
         self.lobby_ttl_ms = lobby_ttl_ms
         self.seat_ttl_ms = seat_ttl_ms
         levels = {b.seat: b.level for b in created.options.bots}
@@ -114,7 +122,8 @@ class Table:
             Seat(i, "bot", levels[i], f"Bot {i + 1}") if i in levels else Seat(i, "human")
             for i in range(created.options.seats)
         ]
-        self.conns: dict[int, Conn] = {}
+        self.conns: dict[int, Conn] = {}  # every connection after its hello
+        self.watchers: dict[int, Conn] = {}  # those of them that watch (no seat)
         self.strangers: dict[int, Conn] = {}  # connections that spoke before their hello
         self.state: State = "lobby"
         self.game: Game | None = None
@@ -129,7 +138,10 @@ class Table:
         self.fill_due: float | None = None  # a Play now lobby: when bots take the free seats
         self.games_played = 0  # games put away by a rematch
         self.now = 0.0  # the time of the command being handled
-        self.deltas = Deltas()  # what the connections were last told (protocol 3)
+        self.deltas = Deltas()  # what the seats' connections were last told (protocol 3)
+        self.watch_deltas = Deltas()  # what the spectators were last told
+        self.watch_hands_at = -WATCH_HANDS_MS  # when they were last told the hands
+        self.watch_due: float | None = None  # when the hands held back from them go out
         self.out = Outcome()
 
     # -- building ------------------------------------------------------------------------
@@ -294,7 +306,7 @@ class Table:
     @property
     def wake_at(self) -> float | None:
         """When the table must be handed a :class:`Tick`, or None."""
-        due = [self.turn_due, self.hands_due, turns.round_deadline(self)]
+        due = [self.turn_due, self.hands_due, self.watch_due, turns.round_deadline(self)]
         if self.bot_plans:
             due.append(self.bot_plans[0][0])
         if self.state == "lobby":
@@ -304,6 +316,12 @@ class Table:
             due += [s.away_since + self.seat_ttl_ms for s in self.seats
                     if s.away_since is not None and s.index != self.host]  # fmt: skip
         return min((t for t in due if t is not None), default=None)
+
+    def let_go(self) -> None:
+        """The table leaves this node (another runs it now): its spectators stop counting
+        against the node's cap."""
+        self.audience.release(len(self.watchers))
+        self.watchers.clear()
 
     # -- the outcome being built -----------------------------------------------------------
 
@@ -323,39 +341,71 @@ class Table:
     def send(self, conn: int, message: BaseModel | bytes, mark: int | None = None) -> None:
         self.out.sends.append(Send(conn, message, mark))
 
+    def fan_out(self, message: BaseModel | bytes) -> None:
+        """One message to every spectator: one effect, encoded once for all of them."""
+        self.out.sends.append(Fanout(tuple(self.watchers), message))
+
+    def tell_everyone(self, message: BaseModel) -> None:
+        """One message to every connection, seated or watching."""
+        for conn, _ in self.seated():
+            self.send(conn, message)
+        if self.watchers:
+            self.fan_out(message)
+
+    def seated(self) -> list[tuple[int, int]]:
+        """``(connection, seat)`` of every seat whose socket has said hello."""
+        conns = self.conns
+        return [(s.conn, s.index) for s in self.seats if s.conn is not None and s.conn in conns]
+
     def broadcast(self, build: Any, mark: int | None = None) -> None:
         """``build(view)`` for each receiving seat's whole view, to every connection (one
         step); the views sent become what later deltas are taken against."""
-        built: dict[int | None, BaseModel] = {}
-        for conn in self.conns.values():
-            if conn.seat not in built:
-                built[conn.seat] = build(self.view_of(conn.seat))
-            self.send(conn.id, built[conn.seat], mark if conn.seat is not None else None)
+        seated = self.seated()
+        for conn, seat in seated:
+            self.send(conn, build(self.view_of(seat)), mark)
+        if self.watchers:
+            self.fan_out(build(self.view_of(None)))
         game = self.game
         if game is not None:
             self.deltas.reset(self.view_of(None))
-            for seat in {c.seat for c in self.conns.values() if c.seat is not None}:
+            self.watch_deltas.reset(self.view_of(None))
+            self.watch_due = None
+            for _, seat in seated:
                 self.deltas.sent_whole(seat, private_of(game, seat))
 
     def tell_all(self, head: dict[str, Any], mark: int | None = None) -> None:
         """A message whose own fields are ``head``, with what changed of each receiver's
         view (:mod:`flyswat.wire`), to every connection in one step. It carries every change
-        so far: coalesced hand counts still to go out are in it."""
+        so far: coalesced hand counts still to go out are in it. The spectators get one
+        message for all of them (:meth:`fan_out`), against what they were last told: their
+        ``hands`` at most every :data:`WATCH_HANDS_MS`."""
         game = self.game
         if game is None:
             return
         self.hands_due = None
-        conns = list(self.conns.values())
-        seats = [c.seat for c in conns]
-        privates = {s: private_of(game, s) for s in set(seats) if s is not None}
-        sent = self.deltas.message(head, self.view_of(None), seats, privates)
-        for conn, data in zip(conns, sent, strict=True):
-            self.send(conn.id, data, mark if conn.seat is not None else None)
+        public = self.view_of(None)
+        seated = self.seated()
+        privates = {seat: private_of(game, seat) for _, seat in seated}
+        sent = self.deltas.message(head, public, [seat for _, seat in seated], privates)
+        for (conn, _), data in zip(seated, sent, strict=True):
+            self.send(conn, data, mark)
+        if self.watchers:
+            self.tell_watchers(head, public)
+
+    def tell_watchers(self, head: dict[str, Any], public: dict[str, Any]) -> None:
+        """``head`` with what changed since the spectators were last told, to all of them;
+        a ``hands`` sooner than :data:`WATCH_HANDS_MS` after the last is held back until
+        then (or until the next message, which carries it)."""
+        if head["type"] == "hands":
+            if self.now < self.watch_hands_at + WATCH_HANDS_MS:
+                self.watch_due = self.watch_hands_at + WATCH_HANDS_MS
+                return
+            self.watch_hands_at = self.now
+        self.watch_due = None
+        self.fan_out(self.watch_deltas.message(head, public, [None], {})[0])
 
     def table_update(self) -> None:
-        msg = p.TableUpdate(table=self.info())
-        for conn in self.conns:
-            self.send(conn, msg)
+        self.tell_everyone(p.TableUpdate(table=self.info()))
 
     # -- what everyone sees ----------------------------------------------------------------
 
@@ -385,7 +435,7 @@ class Table:
                 )
                 for s in self.seats
             ],
-            spectators=sum(1 for c in self.conns.values() if c.seat is None),
+            spectators=len(self.watchers),
             game_id=self.game_id,
             commitment=commitment(game.seed) if game and game.seed else None,
             seed=str(game.seed) if over and game else None,
@@ -405,6 +455,10 @@ class Table:
     def listed(self) -> bool:
         """Joinable, and public (a private table is reached by its link only)."""
         return self.options.public and self.joinable()
+
+    def live(self) -> bool:
+        """A public game being played: one for the Live now list."""
+        return self.options.public and self.state == "playing"
 
     def _turn_left(self, now: float) -> int | None:
         game = self.game

@@ -115,6 +115,15 @@ class Send:
 
 
 @dataclass(frozen=True, slots=True)
+class Fanout:
+    """Deliver one ``message`` to every connection of ``conns`` (a table's spectators, as
+    they were when it was sent): encoded and framed once, the same bytes written to each."""
+
+    conns: tuple[int, ...]
+    message: BaseModel | bytes
+
+
+@dataclass(frozen=True, slots=True)
 class Close:
     """Close connection ``conn`` with WebSocket close ``code`` after what was sent to it."""
 
@@ -125,11 +134,12 @@ class Close:
 
 @dataclass(slots=True)
 class Outcome:
-    """What one command did: events to store first, then messages and closes to deliver;
-    ``reply`` answers an HTTP command."""
+    """What one command did: events to store first, then messages (to one connection, or
+    one message fanned out to many) and closes to deliver; ``reply`` answers an HTTP
+    command."""
 
     events: list[Event] = field(default_factory=list)
-    sends: list[Send] = field(default_factory=list)
+    sends: list[Send | Fanout] = field(default_factory=list)
     closes: list[Close] = field(default_factory=list)
     reply: Any = None
 

@@ -193,9 +193,7 @@ def maybe_rematch(t: Table, now: float) -> None:
     if t.state != "over" or not all(s.joined and s.rematch for s in humans) or not humans:
         return
     t.emit(ev.Reset())
-    msg = p.Rematched(table=t.info())
-    for conn in t.conns:
-        t.send(conn, msg)
+    t.tell_everyone(p.Rematched(table=t.info()))
     t.begin_game(now)
 
 
@@ -211,6 +209,8 @@ def leave(t: Table, seat: int, now: float) -> None:
     t.seats[seat].conn = None
     if conn is not None and conn in t.conns:
         t.conns[conn].seat = None  # the socket watches from now on
+        t.watchers[conn] = t.conns[conn]
+        t.audience.add()
     if t.state == "lobby" and not others:
         t.emit(ev.Expired())
     t.table_update()

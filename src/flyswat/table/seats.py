@@ -59,6 +59,31 @@ class Conn:
         return len(self.errors) > MAX_ERRORS
 
 
+class Audience:
+    """The spectators of every table of one node, counted against one cap: a table admits a
+    spectator only while the node's count is under it (``docs/PROTOCOL.md``, *Watching*).
+    One object shared by the node's tables; a table alone has one of its own."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.count = 0
+
+    def admit(self) -> bool:
+        """Count one more spectator; False (and nothing counted) when the node is full."""
+        if self.count >= self.cap:
+            return False
+        self.count += 1
+        return True
+
+    def add(self) -> None:
+        """Count a connection that watches from now on, cap or not (a player who left)."""
+        self.count += 1
+
+    def release(self, n: int = 1) -> None:
+        """``n`` spectators are gone."""
+        self.count = max(0, self.count - n)
+
+
 @dataclass(eq=False)
 class Seat:
     """One seat of a table: a human (once joined: name and token hash) or a bot.

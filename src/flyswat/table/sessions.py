@@ -1,10 +1,14 @@
-"""A table's connections: hello (one live socket per seat, a bounded number of spectators),
-closing one, and what a seat's leaving does to an open round. Functions of
-:class:`flyswat.table.core.Table`, as its own methods are."""
+"""A table's connections: hello (one live socket per seat; spectators while the node's
+:class:`~flyswat.table.seats.Audience` has room), closing one, and what a seat's leaving does
+to an open round. Functions of :class:`flyswat.table.core.Table`, as its own methods are.
+
+Spectators come and go without a word to the others: a ``table`` message to everyone for each
+of thousands of watchers would cost the table a broadcast per watcher (their count is in
+:meth:`~flyswat.table.core.Table.info`, read when asked)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from flyswat import protocol as p
 from flyswat.errors import IllegalActionError
@@ -25,8 +29,8 @@ CLOSE_FULL = 1013
 
 def hello(t: Table, conn_id: int, token: str | None, now: float) -> None:
     if token is None:
-        if sum(1 for c in t.conns.values() if c.seat is None) >= t.max_spectators:
-            full = p.Error(code="spectators_full", message="this table has no room to watch")
+        if not t.audience.admit():
+            full = p.Error(code="spectators_full", message="this server has no room to watch")
             t.send(conn_id, full)
             t.out.closes.append(Close(conn_id, CLOSE_FULL, "spectators_full"))
             return
@@ -44,14 +48,27 @@ def hello(t: Table, conn_id: int, token: str | None, now: float) -> None:
             drop(t, old, CLOSE_REPLACED, "replaced", now, error=why)
     t.strangers.pop(conn_id, None)
     game = t.game
-    if game is not None and t.deltas.public is not None and t.deltas.pending(t.view_of(None)):
+    seated = seat is not None
+    if (
+        seated
+        and game is not None
+        and t.deltas.public is not None
+        and t.deltas.pending(t.view_of(None))
+    ):
         # What the others have not been told yet goes out first: a delta after this welcome
         # is then taken against the very view it carries (flyswat.wire).
         t.tell_all({"type": "hands", "turn": len(game.turns)})
-    t.conns[conn_id] = Conn(conn_id, seat)
+    conn = t.conns[conn_id] = Conn(conn_id, seat)
+    if seat is None:
+        t.watchers[conn_id] = conn
     t.idle_since = None
+    if game is not None and seat is None and len(t.watchers) == 1:  # nobody else watches
+        t.watch_deltas.public, t.watch_due = t.view_of(None), None
+    # A spectator is shown what the spectators were last told (their hands may be held
+    # back a moment: WATCH_HANDS_MS): the next message to them all is taken against it.
+    view: Any = t.view_of(seat) if seat is not None or game is None else t.watch_deltas.public
     t.send(conn_id, p.Welcome(
-        seat=seat, table=t.info(), view=t.view_of(seat),
+        seat=seat, table=t.info(), view=view,
         window_left_ms=t.clock.window_left(now) if t.clock else None,
         turn_deadline_ms=t._turn_left(now),
     ))  # fmt: skip
@@ -65,7 +82,8 @@ def hello(t: Table, conn_id: int, token: str | None, now: float) -> None:
         for s in game.round.slaps:
             if s.seat == seat:
                 t.send(conn_id, p.Accepted(turn=turn, card=s.card.text, ms=round(s.ms or 0)))
-    t.table_update()
+    if seat is not None:
+        t.table_update()
 
 
 def drop(
@@ -80,9 +98,11 @@ def drop(
 
 def gone(t: Table, conn_id: int, now: float) -> None:
     t.strangers.pop(conn_id, None)
-    if conn_id in t.conns:
+    conn = t.conns.get(conn_id)
+    if conn is not None:
         forget(t, conn_id, now)
-        t.table_update()
+        if conn.seat is not None:
+            t.table_update()
 
 
 def forget(t: Table, conn_id: int, now: float) -> None:
@@ -90,6 +110,8 @@ def forget(t: Table, conn_id: int, now: float) -> None:
     waited for."""
     t.strangers.pop(conn_id, None)
     conn = t.conns.pop(conn_id, None)
+    if t.watchers.pop(conn_id, None) is not None:
+        t.audience.release()
     if not t.conns:
         t.idle_since = now
     if conn is None or conn.seat is None or t.seats[conn.seat].conn != conn_id:

@@ -79,6 +79,11 @@ def tick(t: Table, now: float) -> None:
         game = t.game
         if game is not None and game.round is not None:
             t.tell_all({"type": "hands", "turn": len(game.turns)})
+    if t.watch_due is not None and now >= t.watch_due:
+        t.watch_due = None
+        game = t.game
+        if game is not None and game.round is not None and t.watchers:
+            t.tell_watchers({"type": "hands", "turn": len(game.turns)}, t.view_of(None))
     game = t.game
     if t.turn_due is not None and now >= t.turn_due and game is not None:
         t.turn_due = None

@@ -7,6 +7,8 @@
 //   /?player=ID       a player's profile: rating, games, replays, records
 //   /?leaderboard     the rated players, best first
 //   /?ratings         how ratings work
+//   /?live            Live now: the public games being played, the best-rated first
+//   /?table=CODE&watch  a table watched as a spectator (whatever seat this browser holds)
 
 import { apply, language, onLanguage, preferredLanguage, setLanguage, t } from "./i18n.js";
 import { navigate } from "./ui.js";
@@ -21,6 +23,7 @@ import { leaderboardPage } from "./leaderboard.js";
 import { ratingsPage } from "./ratings.js";
 import { me } from "./identity.js";
 import { keysOverlay } from "./keys.js";
+import { livePage } from "./live.js";
 
 const SPEAKER = {
   on: "M4 9v6h4l5 4V5L8 9zm12.5 3a4.5 4.5 0 0 0-2.5-4v8a4.5 4.5 0 0 0 2.5-4zM14 3.2v2.1a7 7 0 0 1 0 13.4v2.1a9 9 0 0 0 0-17.6z",
@@ -56,13 +59,14 @@ function route() {
   app.innerHTML = "";
   if (params.has("table")) {
     const raw = params.get("table");
-    current = tablePage(app, tableCode(raw) || raw.trim().toUpperCase());
+    current = tablePage(app, tableCode(raw) || raw.trim().toUpperCase(), { watch: params.has("watch") });
   } else if (params.has("replay")) current = replayPage(app, params.get("replay"));
   else if (params.has("learn")) current = rulesPage(app);
   else if (params.has("practice")) current = practicePage(app, Number(params.get("practice")) || 1);
   else if (params.has("player")) current = profilePage(app, params.get("player") || me()?.player || "");
   else if (params.has("leaderboard")) current = leaderboardPage(app);
   else if (params.has("ratings")) current = ratingsPage(app);
+  else if (params.has("live")) current = livePage(app);
   else current = homePage(app);
   apply(app);
 }
@@ -86,7 +90,7 @@ async function main() {
     // A live game goes on without you (your turns played for you): ask before leaving it.
     if (current?.live?.() && !window.confirm(t("table.leaveConfirm"))) return;
     const profile = me() ? `?player=${encodeURIComponent(me().player)}` : "?player"; // none yet: says so
-    navigate({ replay: "?replay", learn: "?learn", leaderboard: "?leaderboard", profile }[a.dataset.nav] || "");
+    navigate({ replay: "?replay", learn: "?learn", leaderboard: "?leaderboard", live: "?live", profile }[a.dataset.nav] || "");
   });
   window.addEventListener("popstate", () => {
     // Back, from a live game: asked as the header's links ask; refused, the table stays.

@@ -27,21 +27,39 @@ async function seedMatches(seed, commitment) {
   return hex === commitment.toLowerCase();
 }
 
+/** What a quiet GameManager leaves undone: it only shows the game. */
+const QUIET_SKIPS = new Set(["toast", "sound", "announceReveal", "announceRound", "forgetSeat"]);
+
 export class GameManager {
   /**
    * code: the table's code; root: the element to draw in; connect(handlers, token) opens a
    * connection ({send, reconnectWith, close}); Input and Renderer: the classes that listen
    * and draw (input.js, renderer.js); storage, sound: as in storage.js, sound.js; lookup(code):
-   * a promise that fails with not_found or expired when there is no such table.
+   * a promise that fails with not_found or expired when there is no such table. watch: as
+   * a spectator, whatever seat this browser holds there; quiet: no sounds, words for screen
+   * readers, messages or connection banner (a game shown on another page: the home's TV);
+   * onState(state): called after every server message.
    */
   constructor(
     code,
     root,
-    { connect, Input = InputManager, Renderer = HTMLRenderer, storage = localStore, sound = defaultSound, lookup = null },
+    {
+      connect,
+      Input = InputManager,
+      Renderer = HTMLRenderer,
+      storage = localStore,
+      sound = defaultSound,
+      lookup = null,
+      watch = false,
+      quiet = false,
+      onState = null,
+    },
   ) {
     this.storage = storage;
     this.sound = sound;
-    this.state = initialState(code, storage.seat(code)?.token || null);
+    this.quiet = quiet;
+    this.onState = onState;
+    this.state = initialState(code, watch ? null : storage.seat(code)?.token || null);
     this.timer = null;
     this.everOpen = false;
     this.renderer = new Renderer(root, {
@@ -87,6 +105,7 @@ export class GameManager {
   }
 
   status(status) {
+    if (this.quiet) return;
     const el = document.getElementById("conn");
     if (status === "open") this.everOpen = true;
     if (el) el.hidden = status === "open" || !this.everOpen || !!this.state.stopped;
@@ -110,6 +129,7 @@ export class GameManager {
     if (this.state.table?.state === "over" && this.state.table.game_id && this.state.ratings?.game_id !== this.state.table.game_id)
       this.fetchRatings(this.state.table.game_id);
     for (const e of this.state.effects) this.effect(e);
+    this.onState?.(this.state);
   }
 
   /** What the finished game did to its players' ratings ("+14"), for the end screen. */
@@ -131,6 +151,7 @@ export class GameManager {
 
   effect(e) {
     const s = this.state;
+    if (this.quiet && QUIET_SKIPS.has(e.type)) return;
     const name = (seat) => playerName(s.table?.players[seat], seat);
     switch (e.type) {
       case "render":
@@ -255,19 +276,21 @@ export class GameManager {
     clearInterval(this.fillTimer);
     clearInterval(this.challengeTimer);
     window.removeEventListener("resize", this.onResize);
+    if (this.quiet) return;
     const el = document.getElementById("conn");
     if (el) el.hidden = true;
     hideToast(); // a table's message never follows the player to another page
   }
 }
 
-/** The page of a table on the server (?table=CODE). */
-export function tablePage(app, code) {
+/** The page of a table on the server (?table=CODE; watch: as a spectator, ?table=CODE&watch). */
+export function tablePage(app, code, { watch = false } = {}) {
   app.innerHTML = `<div class="table-page" id="table-page"></div>`;
   const root = app.querySelector("#table-page");
   const game = new GameManager(code, root, {
     connect: (handlers, token) => new Connection(code, token, handlers),
     lookup: (c) => api.table(c),
+    watch,
   });
   const live = () => game.state.table?.state === "playing" && game.state.seat !== null;
   return { relabel: () => game.renderer.render(game.state, false), leave: () => game.leave(), live, game };

@@ -1,5 +1,6 @@
 // The home page: create a table (seats, bots, length, slap window, time to reveal), join one
-// by code or link, the open tables (kept fresh while the page is shown), and the way to learn.
+// by code or link, the open tables (kept fresh while the page is shown), the featured game
+// (live.js: the TV), and the way to learn.
 
 import { flyCardSvg, swatterCardSvg, colourBadge, COLOUR_ORDER } from "./cards.js";
 import { t } from "./i18n.js";
@@ -10,6 +11,7 @@ import { SEAT_COLOURS } from "./table.js";
 import { joinable, tableCode } from "./tables.js";
 import { ensureMe, me, players, saveMe } from "./identity.js";
 import { ChallengesBox } from "./challenge.js";
+import { featuredTv } from "./live.js";
 
 /** The bot levels offered; the server's list (GET /api/tables) replaces this one when it comes. */
 let botLevels = ["easy", "normal", "hard"];
@@ -143,6 +145,7 @@ export function homePage(app) {
       <p class="error-text" id="join-error" role="alert" hidden></p>
       <div id="open-tables"></div>
     </section>
+    <section class="card-box tv" id="featured" aria-live="off"></section>
     <section class="card-box hero">
       <div class="cards-fan" aria-hidden="true">${fan}</div>
       <div><h1 data-i18n="home.title"></h1><p data-i18n="home.intro"></p>
@@ -252,6 +255,7 @@ export function homePage(app) {
     } else navigate(what === "rules" ? "?learn" : "?practice");
   });
   backToGame(app.querySelector("#back-to-game"));
+  const tv = featuredTv(app.querySelector("#featured"));
   const list = app.querySelector("#open-tables");
   let tables = [];
   const draw = () => drawTables(list, tables);
@@ -285,10 +289,12 @@ export function homePage(app) {
       seatRows(form);
       draw();
       challenges.draw();
+      tv.relabel();
     },
     leave: () => {
       shown = false;
       clearTimeout(poll);
+      tv.leave();
     },
   };
 }

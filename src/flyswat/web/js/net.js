@@ -37,6 +37,7 @@ export const api = {
   createTable: (options) => request("POST", "/api/tables", options),
   joinTable: (code, name) => request("POST", `/api/tables/${encodeURIComponent(code)}/join`, { name }),
   table: (code) => request("GET", `/api/tables/${encodeURIComponent(code)}`),
+  live: (limit) => request("GET", limit ? `/api/live?limit=${limit}` : "/api/live"),
   tables: (after) => request("GET", after ? `/api/tables?after=${encodeURIComponent(after)}` : "/api/tables"),
   record: (url) => request("GET", url),
 };
