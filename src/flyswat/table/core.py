@@ -460,6 +460,15 @@ class Table:
         """A public game being played: one for the Live now list."""
         return self.options.public and self.state == "playing"
 
+    def listing_key(self) -> tuple[Any, ...]:
+        """What :meth:`info` holds that can change while a game is played, cheap to take:
+        the same key, the same info (a node's hundreds of live games are not made into
+        infos every time it publishes its list)."""
+        return (self.state, self.games_played, len(self.watchers), self.game_id, self.host,
+                id(self.options),
+                tuple((s.name, s.conn is None, s.too_fast, s.rating, s.player, s.ready,
+                       s.rematch, s.bot_account, s.kind, s.level) for s in self.seats))  # fmt: skip
+
     def _turn_left(self, now: float) -> int | None:
         game = self.game
         if self.turn_due is None or game is None or self.seats[game.to_move].is_bot:
