@@ -25,9 +25,9 @@ from typing import Any
 
 from flyswat import protocol as p
 from flyswat.cards import Card
+from flyswat.errors import FlyswatError
 from flyswat.server.frames import text_frame
 from flyswat.table.core import Table
-from flyswat.errors import FlyswatError
 from flyswat.table.io import Fanout, Join, Message, Outcome, Rtt, Sent, Sources, Tick
 
 REVEAL_EVERY_MS = 2000.0
