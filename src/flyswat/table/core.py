@@ -266,16 +266,7 @@ class Table:
             case Rtt():
                 self.observe(command, now)
             case Sent(conn=conn_id, turn=turn):
-                conn = self.conns.get(conn_id)
-                game = self.game
-                if (
-                    conn
-                    and conn.seat is not None
-                    and self.clock
-                    and game
-                    and turn == len(game.turns)
-                ):
-                    self.clock.delivered(conn.seat, now)
+                self.delivered(conn_id, turn, now)
             case Join():
                 self.out.reply = self._join(command, now)
             case StartBy(token=token):
@@ -303,9 +294,24 @@ class Table:
             if rtt.network_ms is not None:
                 link.network_rtt(rtt.network_ms, now)
 
+    def delivered(self, conn_id: int, turn: int, now: float) -> None:
+        """The trigger of turn ``turn`` was handed to connection ``conn_id``'s socket at
+        ``now``: its seat's clock of the round starts (nothing is stored or told: the
+        runner's shortcut past :meth:`handle`, which does the same for a :class:`Sent`)."""
+        conn = self.conns.get(conn_id)
+        game = self.game
+        if conn and conn.seat is not None and self.clock and game and turn == len(game.turns):
+            self.clock.delivered(conn.seat, now)
+
     @property
     def wake_at(self) -> float | None:
         """When the table must be handed a :class:`Tick`, or None."""
+        if self.state == "playing" and not self.bot_plans:  # the common case, without lists
+            due = self.turn_due
+            for t in (self.hands_due, self.watch_due, turns.round_deadline(self)):
+                if t is not None and (due is None or t < due):
+                    due = t
+            return due
         due = [self.turn_due, self.hands_due, self.watch_due, turns.round_deadline(self)]
         if self.bot_plans:
             due.append(self.bot_plans[0][0])
