@@ -307,11 +307,11 @@ class Table:
     def wake_at(self) -> float | None:
         """When the table must be handed a :class:`Tick`, or None."""
         if self.state == "playing" and not self.bot_plans:  # the common case, without lists
-            due = self.turn_due
+            soonest = self.turn_due
             for t in (self.hands_due, self.watch_due, turns.round_deadline(self)):
-                if t is not None and (due is None or t < due):
-                    due = t
-            return due
+                if t is not None and (soonest is None or t < soonest):
+                    soonest = t
+            return soonest
         due = [self.turn_due, self.hands_due, self.watch_due, turns.round_deadline(self)]
         if self.bot_plans:
             due.append(self.bot_plans[0][0])
