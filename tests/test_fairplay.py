@@ -94,7 +94,7 @@ def test_people_modelled_by_every_bot_level_are_not_flagged_over_a_hundred_games
 
 
 def test_a_few_close_hands_in_a_persons_first_game_are_not_weighed_for_spread() -> None:
-    # Twelve first hands of a person can fall within 25 ms of each other by chance.
+    # A person's first game: half of its 15 first hands within 25 ms of each other, by chance.
     times = [552.0, 525, 568, 563, 543, 555, 541, 552, 777, 470, 521, 414, 568, 540, 632]
     verdict = assess(games_of(times, per_game=15))
     assert not verdict.flagged and "steady" not in verdict.evidence, verdict

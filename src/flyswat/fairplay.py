@@ -52,7 +52,7 @@ SKEW_FLOOR = 0.9
 #: How many standard errors the evidence must clear (the sample's own uncertainty).
 Z = 4.0
 #: Fewest first hands before the spread is weighed; before speed; before the tail.
-MIN_STEADY, MIN_FAST, MIN_TAIL = 30, 30, 120
+MIN_STEADY, MIN_FAST, MIN_TAIL = 20, 30, 120
 #: Rounds with something to slap, all slapped, none wrong, before ``flawless`` is weighed,
 #: and the median that counts as fast for it (ms).
 FLAWLESS_ROUNDS, FLAWLESS_MS = 120, 560.0
