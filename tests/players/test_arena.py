@@ -158,5 +158,5 @@ def test_a_schedule_makes_the_current_arena_and_the_next() -> None:
     "text", ["", "60", "60:0", "60:61", "7:5", "0:0", "x:30", "60:30:1", "-60:30", "99999:30"]
 )
 def test_a_schedule_that_does_not_make_sense_is_refused_by_name(text: str) -> None:
-    with pytest.raises(ValueError, match="schedule|EVERY"):
+    with pytest.raises(ValueError, match=r"schedule|EVERY"):
         Schedule.parse(text)
