@@ -6,6 +6,7 @@ nothing."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import signal
 import time
@@ -13,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from flyswat.server import arena_store as st
+from flyswat.server.settings import Settings, add_arguments
 from flyswat.server.store import Store
 from harness.server import Serve, free_ports
 
@@ -226,3 +229,27 @@ def test_an_ended_arena_shows_its_winner_and_the_players_profiles_their_places(
     }
     ana_results = server.get(f"/api/players/{ana['player']}/arenas").json()
     assert ana_results["won"] == 0 and ana_results["arenas"][0]["place"] == 2
+
+
+def test_a_schedule_given_to_serve_makes_the_current_arena_and_the_next(
+    tmp_path: Path, started: list[Serve]
+) -> None:
+    db = f"sqlite:///{tmp_path / 'arena.db'}"
+    server = _serve(tmp_path, started, db, "--arena-schedule", "30:20")
+    arenas = _until(lambda: len(a := server.get("/api/arenas").json()["arenas"]) >= 1 and a,
+                    "the schedule's arenas")  # fmt: skip
+    assert all(a["id"].startswith("s30m20t") and a["minutes"] == 20 for a in arenas)
+    assert {a["phase"] for a in arenas} <= {"running", "upcoming"}
+    started.pop().kill(signal.SIGKILL)
+    server = _serve(tmp_path, started, db, "--arena-schedule", "30:20")  # made once, not again
+    again = _until(lambda: server.get("/api/arenas").json()["arenas"], "listed again")
+    assert [a["id"] for a in again][: len(arenas)] == [a["id"] for a in arenas]
+
+
+@pytest.mark.parametrize("bad", ["7:5", "60:61", "sixty", "60:0"])
+def test_a_schedule_that_does_not_make_sense_stops_serve_naming_it(bad: str) -> None:
+    parser = argparse.ArgumentParser()
+    add_arguments(parser, {"FLYSWAT_ARENA_SCHEDULE": bad})
+    with pytest.raises(SystemExit) as stopped:
+        Settings.from_args(parser.parse_args([]))
+    assert "--arena-schedule" in str(stopped.value.code)

@@ -31,7 +31,6 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.engine import Connection
-from sqlalchemy.exc import IntegrityError
 
 from flyswat.errors import IllegalActionError
 from flyswat.players import arena as core
@@ -100,7 +99,9 @@ def _arena(conn: Connection, aid: str) -> dict[str, Any]:
 
 def create(conn: Connection, aid: str, name: str, starts: float, ends: float, now: float) -> bool:
     """A new arena (False when one with ``aid`` exists: a schedule's, made by another node);
-    raises ``too_many_arenas`` past :data:`MAX_OPEN_ARENAS` not yet ended."""
+    raises ``too_many_arenas`` past :data:`MAX_OPEN_ARENAS` not yet ended, having written
+    nothing. Two nodes making a schedule's arena at the same moment: one commits, the
+    other's transaction fails on the key and finds it made on its next pass."""
     if conn.execute(select(arenas.c.id).where(arenas.c.id == aid)).first():
         return False
     running = conn.execute(select(func.count()).select_from(arenas)
@@ -109,12 +110,8 @@ def create(conn: Connection, aid: str, name: str, starts: float, ends: float, no
         raise IllegalActionError(
             f"at most {MAX_OPEN_ARENAS} arenas not yet ended", "too_many_arenas"
         )
-    try:
-        with conn.begin_nested():
-            conn.execute(arenas.insert().values(id=aid, name=name, starts=starts, ends=ends,
-                                                created=now, lease=0.0, final=False))  # fmt: skip
-    except IntegrityError:
-        return False
+    conn.execute(arenas.insert().values(id=aid, name=name, starts=starts, ends=ends,
+                                        created=now, lease=0.0, final=False))  # fmt: skip
     return True
 
 
@@ -270,14 +267,14 @@ def count(conn: Connection, code: str, game_id: str, seat_players: Sequence[str 
                  .values(game_id=game_id, counted=counted))  # fmt: skip
     if not counted:
         return False
-    ids = sorted({pid for pid in seat_players if pid is not None})
+    seats = [*seat_players[: len(places)], *[None] * (len(places) - len(seat_players))]
+    ids = sorted({pid for pid in seats if pid is not None})
     ap, pg = arena_players.c, ps.player_games.c
     rows = conn.execute(select(arena_players).where(ap.arena == arena["id"], ap.player.in_(ids))
                         ).mappings().all()  # fmt: skip
     rated = {r[0] for r in conn.execute(select(pg.player_id).where(
         pg.game_id == game_id, pg.rated.is_(True)))}  # fmt: skip
-    after = core.scored_table({r["player"]: _standing(r) for r in rows}, seat_players, places,
-                              rated)  # fmt: skip
+    after = core.scored_table({r["player"]: _standing(r) for r in rows}, seats, places, rated)
     for pid, s in after.items():
         mine = (ap.arena == arena["id"]) & (ap.player == pid)
         conn.execute(update(arena_players).where(mine).values(
