@@ -4,7 +4,8 @@ counted once.
 One fresh ``flyswat serve --workers 1`` (its own SQLite file, ``--exempt 127.0.0.1``, an
 operator's secret) and, in this process, ``--players`` (400) scripted players
 (:class:`harness.client.Racer`: each reveals on its turn and slaps the best fly with a
-reaction time drawn as a person's, an ex-Gaussian around 450 ms). The operator makes an
+reaction time drawn as a person's, an ex-Gaussian of median about 640 ms, and looks away from
+8 % of the rounds, as people do: ``--model person``). The operator makes an
 arena of ``--duration`` seconds (whole minutes: 10 by default); every player joins it, asks
 for it every ``--poll`` second until the arena seats them, plays the game at that table to
 its end, and asks again — until the arena has ended.
@@ -24,8 +25,11 @@ Reported: the games, the share rated, the wait from a game's ``over`` to the pla
 seat (the arena pairs a finished player again at once: p50, p95), the games per player, the
 server's CPU (100 % = one core) and peak RSS, the arena's winner.
 
-    flock -x -o /tmp/bench.lock uv run python bench/arena.py --out docs/bench/arena.json
+    flock -x -o /tmp/bench.lock uv run python bench/arena.py --out docs/bench/arena/….json
     uv run python bench/arena.py --players 40 --duration 120     # a smoke run
+    ... --model script    # players that never lapse: the fair-play detector's "flawless"
+
+The exit status is 0 when every counted game was counted once and rated every player.
 """
 
 from __future__ import annotations
@@ -58,8 +62,29 @@ SECRET = "bench-arena-operator-secret"
 
 
 def human(rng: random.Random) -> float:
-    """A person's reaction time in ms: an ex-Gaussian (never under 200 ms)."""
+    """A person's reaction time in ms: an ex-Gaussian (never under 200 ms), median about
+    640 ms."""
+    return max(200.0, rng.gauss(520, 80) + rng.expovariate(1 / 180))
+
+
+def quick(rng: random.Random) -> float:
+    """``--model script``'s reaction time: an ex-Gaussian of median about 550 ms."""
     return max(200.0, rng.gauss(450, 70) + rng.expovariate(1 / 150))
+
+
+class Person(Racer):
+    """A racer that, as a person does, looks away from some rounds (:data:`LAPSES` of them):
+    a script that slaps every round, always right and fast, is what the fair-play detector
+    puts under review (``flawless``), and a player under review is not rated."""
+
+    async def _slap(self, ws: Any, msg: dict[str, Any], shown_at: float) -> None:
+        if self.rng.random() < LAPSES:
+            return
+        await super()._slap(ws, msg, shown_at)
+
+
+#: The share of rounds a :class:`Person` does not slap in.
+LAPSES = 0.08
 
 
 class Tally:
@@ -74,7 +99,7 @@ class Tally:
 
 async def player(
     client: httpx.AsyncClient, ws: str, aid: str, who: dict[str, Any], poll_s: float,
-    ends_at: float, tally: Tally, seed: int,
+    ends_at: float, tally: Tally, seed: int, person: bool = True,
 ) -> None:  # fmt: skip
     """Join arena ``aid`` and play its games until it ends (``ends_at``: monotonic)."""
     auth = {"player": who["player"], "secret": who["secret"]}
@@ -98,7 +123,8 @@ async def player(
             continue
         if free_since is not None:
             tally.waits.append(time.monotonic() - free_since)
-        racer = Racer(who["name"], human, seed=rng.randrange(2**32))
+        racer = (Person(who["name"], human, seed=rng.randrange(2**32)) if person
+                 else Racer(who["name"], quick, seed=rng.randrange(2**32)))  # fmt: skip
         try:
             await racer.play(f"{ws}/ws/{seat['code']}", seat["token"], timeout=600)
         except Exception as e:  # counted, and the player asks again
@@ -209,8 +235,9 @@ async def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
             t0, cpu0 = time.monotonic(), cpu_seconds(server.pid)
             ends_at = t0 + minutes * 60
             tally = Tally()
-            await asyncio.gather(*(player(client, ws, aid, who, args.poll, ends_at, tally, i)
-                                   for i, who in enumerate(people)))  # fmt: skip
+            person = args.model == "person"
+            await asyncio.gather(*(player(client, ws, aid, who, args.poll, ends_at, tally, i,
+                                          person) for i, who in enumerate(people)))  # fmt: skip
             took = time.monotonic() - t0
             cpu = cpu_seconds(server.pid) - cpu0
             deadline = time.monotonic() + 30
@@ -225,7 +252,7 @@ async def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     checked = check(db_url, aid)
     played = list(tally.games.values())
     return {
-        "players": args.players, "minutes": minutes, "seconds": round(took, 1),
+        "players": args.players, "model": args.model, "minutes": minutes, "seconds": round(took, 1),
         "games_played_by_players": sum(played),
         "games_per_player": {"median": percentile([float(x) for x in played], 50)
                              if played else 0, "max": max(played, default=0)},
@@ -243,6 +270,9 @@ def main() -> int:
     parser.add_argument("--players", type=int, default=400)
     parser.add_argument("--duration", type=float, default=600, help="seconds (whole minutes)")
     parser.add_argument("--poll", type=float, default=1.0, help="seconds between a player's asks")
+    parser.add_argument("--model", choices=("person", "script"), default="person",
+                        help="person: lapses in 8 %% of rounds, median 640 ms; script: every "
+                        "round, median 550 ms (flagged as flawless by fair play)")  # fmt: skip
     parser.add_argument("--out", type=Path, help="write the figures as JSON here")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="flyswat-arena-") as tmp:
@@ -251,9 +281,12 @@ def main() -> int:
     print(text)
     if args.out:
         args.out.write_text(text + "\n")
-    ok = not got["store"]["problems"]
-    print("every counted game counted once:", "yes" if ok else "NO", file=sys.stderr)
-    return 0 if ok else 1
+    store = got["store"]
+    once = not store["problems"]
+    rated = store["rated_every_player"] == store["counted"]
+    print("every counted game counted once:", "yes" if once else "NO", file=sys.stderr)
+    print("every counted game rated every player:", "yes" if rated else "NO", file=sys.stderr)
+    return 0 if once and rated else 1
 
 
 if __name__ == "__main__":

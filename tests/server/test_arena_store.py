@@ -1,7 +1,7 @@
-"""Arenas in a real SQLite store (flyswat.server.arena_store): a game is counted once for its
-table's arena — not a second game at the same table (a rematch), not a game kept again, not
-one that ended after the arena; one node pairs an arena at a time; the standings freeze
-with a winner at the end; the time is an argument."""
+"""Arenas in a real store, a SQLite file and PostgreSQL (flyswat.server.arena_store): a game
+is counted once for its table's arena — not a second game at the same table (a rematch), not
+a game kept again, not one that ended after the arena; one node pairs an arena at a time;
+the standings freeze with a winner at the end; the time is an argument."""
 
 from __future__ import annotations
 
@@ -19,9 +19,14 @@ from flyswat.server.store import Store
 T0 = 1_800_000_000.0
 
 
-@pytest.fixture
-def engine(tmp_path: Path) -> Iterator[Engine]:
-    store = Store(f"sqlite:///{tmp_path / 'arena.db'}")
+@pytest.fixture(params=["sqlite", "postgresql"])
+def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
+    """The store's engine on a SQLite file, and on PostgreSQL (when FLYSWAT_TEST_PG is set)."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'arena.db'}"
+    else:
+        url = request.getfixturevalue("pg_url")
+    store = Store(url)
     try:
         yield store.engine
     finally:
