@@ -22,16 +22,17 @@ from flyswat.server.store import Store
 from harness.server import Serve, free_ports
 
 from .conftest import Player, Process
+from .test_cluster import QUICK
 from .test_players import auth, register
 
 SECRET = "operator-secret-for-arenas"
 
 
 def _serve(tmp_path: Path, started: list[Serve], db: str, *extra: str) -> Process:
-    port = free_ports(1)
+    port = int(extra[extra.index("--port") + 1]) if "--port" in extra else free_ports(1)
     args = ["--workers", "1", "--port", str(port), "--db", db, "--exempt", "127.0.0.1",
             "--operator-secret", SECRET, *extra]  # fmt: skip
-    started.append(Serve(args, tmp_path / "arena.log", [port]))
+    started.append(Serve(args, tmp_path / f"arena-{port}.log", [port]))
     return Process(f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}", None)
 
 
@@ -253,3 +254,35 @@ def test_a_schedule_that_does_not_make_sense_stops_serve_naming_it(bad: str) -> 
     with pytest.raises(SystemExit) as stopped:
         Settings.from_args(parser.parse_args([]))
     assert "--arena-schedule" in str(stopped.value.code)
+
+
+def test_when_the_node_pairing_an_arena_dies_its_table_and_its_pairing_go_on_elsewhere(
+    tmp_path: Path, started: list[Serve], pg_url: str, redis_url: str
+) -> None:
+    ports = [free_ports(1) for _ in range(2)]
+    for i, port in enumerate(ports):
+        _serve(tmp_path, started, pg_url, "--port", str(port), "--redis", redis_url,
+               "--node-id", f"n{i}", "--advertise", f"http://127.0.0.1:{port}", *QUICK)  # fmt: skip
+    at = [Process(f"http://127.0.0.1:{p}", f"ws://127.0.0.1:{p}", None) for p in ports]
+    aid = _make(at[0]).json()["id"]
+    ana, bea = register(at[1], "Ana"), register(at[1], "Bea")
+    for who in (ana, bea):
+        assert at[1].post(f"/api/arenas/{aid}/join", auth(who)).status_code == 200
+    code = _seated(at[1], aid, ana)["code"]
+    store = Store(pg_url)
+    try:
+        with store.engine.connect() as conn:
+            pairer = conn.execute(st.arenas.select().where(st.arenas.c.id == aid)).mappings()
+            dead = int(pairer.one()["pairer"][1:])  # n0 or n1: the node that made the table
+    finally:
+        store.close()
+    started[dead].kill(signal.SIGKILL)
+    alive = at[1 - dead]
+    seats = [_seated(alive, aid, who) for who in (ana, bea)]  # the table, adopted
+    assert {s["code"] for s in seats} == {code}
+    asyncio.run(_play(alive, seats))
+    standing = _until(lambda: (s := _standing(alive, aid)) and s["Ana"]["games"] == 1 and s,
+                      "the game counted")  # fmt: skip
+    assert standing["Bea"]["games"] == 1
+    nxt = [_seated(alive, aid, who, not_at=code) for who in (ana, bea)]  # paired by the other
+    assert nxt[0]["code"] == nxt[1]["code"] != code

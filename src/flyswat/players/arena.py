@@ -192,11 +192,6 @@ class Schedule:
         return f"s{self.every}m{self.minutes}t{int(starts)}"
 
 
-def named(standings: Sequence[Standing], player: str) -> Standing | None:
-    """``player``'s standing in ``standings``, if they joined."""
-    return next((s for s in standings if s.player == player), None)
-
-
 def rank_of(standings: Sequence[Standing], player: str) -> int | None:
     """``player``'s place (1 first) in the ranked ``standings``, if they joined."""
     for i, s in enumerate(ranked(standings)):
