@@ -45,7 +45,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection, Engine
 
 from flyswat.extras import require
-from flyswat.server import players_store
+from flyswat.server import arena_store, players_store
 from flyswat.table import events as ev
 from flyswat.table.events import Event, data_of, parse
 
@@ -250,6 +250,9 @@ class Store:
                     row = {"game_id": e.game_id, "code": code, "record": json.dumps(record)}
                     conn.execute(insert(records).values(**row))
                 players_store.record_game(conn, code, e, at)
+                if record is not None:  # after its ratings: the arena reads who was rated
+                    arena_store.count(conn, code, e.game_id, e.players or [],
+                                      record["result"]["places"], time.time())  # fmt: skip
                 text = json.dumps(data)
             rows.append({"code": code, "kind": e.kind, "data": text, "at": at})
         return rows
