@@ -7,7 +7,7 @@
 import { t } from "./i18n.js";
 import { ensureMe, me, players } from "./identity.js";
 import { storage } from "./storage.js";
-import { esc, errorText, navigate } from "./ui.js";
+import { esc, errorText, listPage, navigate } from "./ui.js";
 
 /** How often an arena's page (and a finished arena table's bar) asks again. */
 export const POLL_MS = 2000;
@@ -34,55 +34,16 @@ function sit(seat, id) {
   navigate(tableUrl(seat.code, id));
 }
 
-/** The list of arenas (?arena). */
-export function arenasPage(app) {
-  let arenas = null;
-  let error = null;
-  let shown = true;
-  let timer = null;
-  const row = (a) => `<li data-arena="${esc(a.id)}"><a href="${arenaUrl(a.id)}" data-open="${esc(a.id)}">${esc(a.name)}</a>
+/** One arena in the list. */
+const arenaRow = (a) => `<li data-arena="${esc(a.id)}"><a href="${arenaUrl(a.id)}" data-open="${esc(a.id)}">${esc(a.name)}</a>
     <span class="pill phase-${esc(a.phase)}">${esc(t(`arena.phase.${a.phase}`))}</span>
     <span class="muted">${esc(when(a, a.phase === "upcoming" ? a.starts_in_s : a.ends_in_s))}</span>
     <span class="pill">${esc(t("arena.playersCount", { n: a.players }))}</span></li>`;
-  const draw = () => {
-    const body = error
-      ? `<p class="error-text">${esc(errorText(error))}</p>`
-      : arenas === null
-        ? `<p class="muted">${esc(t("table.connecting"))}</p>`
-        : arenas.length
-          ? `<ul class="seat-list arena-list">${arenas.map(row).join("")}</ul>`
-          : `<p class="muted" id="arena-none">${esc(t("arena.none"))}</p>`;
-    app.innerHTML = `<div class="page arenas"><section class="card-box"><h1>${esc(t("arena.title"))}</h1>
-      <p class="muted">${esc(t("arena.intro"))}</p>${body}</section></div>`;
-  };
-  const refresh = async () => {
-    try {
-      arenas = (await players.arenas()).arenas;
-      error = null;
-    } catch (err) {
-      error = arenas === null ? err.code : null;
-    }
-    if (!shown) return;
-    draw();
-    timer = setTimeout(refresh, POLL_MS * 5);
-  };
-  const onClick = (ev) => {
-    const a = ev.target.closest("a[data-open]");
-    if (!a) return;
-    ev.preventDefault();
-    navigate(arenaUrl(a.dataset.open));
-  };
-  app.addEventListener("click", onClick);
-  draw();
-  refresh();
-  return {
-    relabel: draw,
-    leave: () => {
-      shown = false;
-      clearTimeout(timer);
-      app.removeEventListener("click", onClick);
-    },
-  };
+
+/** The list of arenas (?arena). */
+export function arenasPage(app) {
+  return listPage(app, { key: "arena", page: "arenas", load: async () => (await players.arenas()).arenas,
+                         row: arenaRow, link: "open", url: arenaUrl, everyMs: POLL_MS * 5 });
 }
 
 function standingRow(s, mine) {
