@@ -224,6 +224,7 @@ def test_one_short_text_frame_is_read_on_the_short_way() -> None:
         client_frame(TEXT, b"abc")[:-1],  # not whole
         client_frame(PING, b"abc"),
     ],
+    ids=["long", "fragment", "binary", "unmasked", "reserved", "not-utf8", "two", "cut", "ping"],
 )
 def test_anything_else_is_left_to_the_reader(data: bytes) -> None:
     assert Reader(1 << 20).one_text(data) is None
