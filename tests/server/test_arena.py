@@ -52,11 +52,12 @@ def _seated(server: Process, aid: str, who: dict[str, Any], not_at: str = "") ->
     """``who``'s seat once the arena pairs them (at a table other than ``not_at``)."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        seat = _me(server, aid, who)["me"]["seat"]
+        me = _me(server, aid, who)
+        seat = me["me"]["seat"]
         if seat is not None and seat["code"] != not_at:
             return dict(seat)
         time.sleep(0.2)
-    raise AssertionError("never paired")
+    raise AssertionError(f"never paired: {me}")
 
 
 def _standing(server: Process, aid: str) -> dict[str, dict[str, Any]]:

@@ -441,7 +441,7 @@ class Players:
             return _seated_reply(found, seat, token)
         if self.forwarder is None:
             raise IllegalActionError("the table is on another node", "moved")
-        join = orjson.dumps({"player": me.id, "secret": secret})
+        join = orjson.dumps({"name": me.name, "player": me.id, "secret": secret})
         path = f"/api/tables/{code}/join"
         return await self.forwarder.forward(request, found, join, path=path, method="POST")
 
