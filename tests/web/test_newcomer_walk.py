@@ -1,0 +1,123 @@
+"""What a walk as a newcomer on a phone in Portuguese and Vietnamese still met after issue 22's
+fixes, each in a real browser: a page link that took two steps of Back, your own name cut off
+at your seat, the profile's games and the leaderboard's headers cut off on a phone, and an
+empty rating column after the practice game."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from .conftest import serve
+from .test_newcomer import PHONE, strings
+from .test_newcomer_table import _context, _quick_game, _rated_game
+
+TOUCH: dict[str, Any] = {**PHONE, "is_mobile": True}
+
+#: Nothing of the element's text is cut: it is as wide and as tall as what it holds.
+WHOLE_JS = """(el) => el.scrollWidth <= el.clientWidth + 1 && el.scrollHeight <= el.clientHeight + 1"""
+
+
+@pytest.fixture(scope="module")
+def own(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A server of this module's own."""
+    with serve(tmp_path_factory.mktemp("walk"), "--exempt", "127.0.0.1") as url:
+        yield url
+
+
+def _back_lands_on(page: Page, selector: str) -> None:
+    """One step of Back shows ``selector`` again (a link is one step in the history)."""
+    page.go_back()
+    expect(page.locator(selector).first).to_be_visible()
+
+
+def test_a_page_link_from_the_end_screen_or_the_home_page_is_one_step_of_back(
+    own: str, browser: Browser
+) -> None:
+    ctx = _context(browser, "pt", TOUCH)
+    page = ctx.new_page()
+    _quick_game(page, own, "Joana Silva")
+    steps = page.evaluate("history.length")
+    page.locator(".end a[href='?ratings']").tap()
+    expect(page.locator(".ratings-page h1")).to_be_visible()
+    assert page.evaluate("history.length") == steps + 1
+    _back_lands_on(page, ".end table.scores")
+    page.locator(".end [data-action=home]").tap()
+    expect(page.locator("#play-now")).to_be_visible()
+    page.locator(".player-links a[href='?leaderboard']").tap()
+    expect(page.locator(".leaderboard h1")).to_be_visible()
+    _back_lands_on(page, "#play-now")
+    page.locator(".player-links a[href^='?player=']").tap()
+    expect(page.locator(".profile h1")).to_be_visible()
+    _back_lands_on(page, "#play-now")
+    ctx.close()
+
+
+
+def test_the_rules_page_seen_twice_opens_the_practice_game_once(own: str, browser: Browser) -> None:
+    ctx = _context(browser, "vi", TOUCH)
+    page = ctx.new_page()
+    page.goto(own + "/")
+    for _ in range(2):
+        page.locator("header a[data-nav=learn]").tap()
+        expect(page.locator("[data-go=practice]").first).to_be_visible()
+        page.locator("header a[data-nav=home]").first.tap()
+        expect(page.locator("#play-now")).to_be_visible()
+    page.locator("header a[data-nav=learn]").tap()
+    steps = page.evaluate("history.length")
+    page.locator("[data-go=practice]").first.tap()
+    expect(page.locator(".coach")).to_be_visible()
+    assert page.evaluate("history.length") == steps + 1
+    _back_lands_on(page, "[data-go=practice]")
+    ctx.close()
+
+@pytest.mark.parametrize(("lang", "name"), [("pt", "Joana Silva"), ("vi", "Nguyễn Văn An")])
+def test_your_own_name_at_your_seat_on_a_phone_is_not_cut_off(
+    browser: Browser, own: str, lang: str, name: str
+) -> None:
+    ctx = _context(browser, lang, TOUCH)
+    ctx.add_init_script(f"localStorage.setItem('flyswat.name', {json.dumps(name)});")
+    page = ctx.new_page()
+    page.goto(own + "/?practice=3")  # a lesson where your hand is laid by your name
+    seat = page.locator(".seat.me .seat-name")
+    expect(seat).to_contain_text(name)
+    assert seat.evaluate(WHOLE_JS), seat.inner_text()
+    expect(page.locator(".table.round-open")).to_be_visible()
+    page.locator(".fly-card[data-card='B3-1']").tap()
+    expect(page.locator(".seat.me .laid .hand")).not_to_have_count(0)
+    assert seat.evaluate(WHOLE_JS), seat.inner_text()
+    ctx.close()
+
+
+@pytest.mark.parametrize("lang", ["pt", "vi", "de"])
+def test_the_profiles_games_and_the_leaderboards_headers_fit_a_phone(
+    own: str, browser: Browser, lang: str
+) -> None:
+    ctx = _context(browser, lang, TOUCH)
+    page = ctx.new_page()
+    _rated_game(page, own, "Joana Silva")  # a rating's change in the games' last column
+    page.locator("header a[data-nav=profile]").tap()
+    expect(page.locator(".profile table.games td.delta")).not_to_have_count(0)
+    scroll = page.locator(".profile .table-scroll")
+    assert scroll.evaluate("(el) => el.scrollWidth <= el.clientWidth + 1"), "the games are cut off"
+    page.locator("header a[data-nav=leaderboard]").tap()
+    heads = page.locator(".leaderboard table.scores th")
+    expect(heads).to_have_count(4)
+    for th in heads.all():
+        assert th.evaluate(WHOLE_JS), th.inner_text()
+    ctx.close()
+
+
+def test_the_practice_games_end_has_no_rating_column(own: str, browser: Browser) -> None:
+    ctx = _context(browser, "pt", TOUCH)
+    page = ctx.new_page()
+    page.goto(own + "/?practice=6")
+    page.locator("button.reveal").tap()
+    expect(page.locator(".end table.scores tbody tr")).to_have_count(2)
+    expect(page.locator(".end thead")).not_to_contain_text(strings("pt")["end.rating"])
+    expect(page.locator(".end td.rating-delta")).to_have_count(0)
+    ctx.close()
