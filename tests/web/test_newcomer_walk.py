@@ -14,12 +14,14 @@ from playwright.sync_api import Browser, Page, expect
 
 from .conftest import serve
 from .test_newcomer import PHONE, strings
-from .test_newcomer_table import _context, _quick_game, _rated_game
+from .test_newcomer_table import ON_TOP_JS, _context, _create, _overlap, _quick_game, _rated_game
+from .test_watch import live_game
 
 TOUCH: dict[str, Any] = {**PHONE, "is_mobile": True}
 
 #: Nothing of the element's text is cut: it is as wide and as tall as what it holds.
-WHOLE_JS = """(el) => el.scrollWidth <= el.clientWidth + 1 && el.scrollHeight <= el.clientHeight + 1"""
+WHOLE_JS = """(el) => el.scrollWidth <= el.clientWidth + 1
+  && el.scrollHeight <= el.clientHeight + 1"""
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +59,6 @@ def test_a_page_link_from_the_end_screen_or_the_home_page_is_one_step_of_back(
     ctx.close()
 
 
-
 def test_the_rules_page_seen_twice_opens_the_practice_game_once(own: str, browser: Browser) -> None:
     ctx = _context(browser, "vi", TOUCH)
     page = ctx.new_page()
@@ -74,6 +75,7 @@ def test_the_rules_page_seen_twice_opens_the_practice_game_once(own: str, browse
     assert page.evaluate("history.length") == steps + 1
     _back_lands_on(page, "[data-go=practice]")
     ctx.close()
+
 
 @pytest.mark.parametrize(("lang", "name"), [("pt", "Joana Silva"), ("vi", "Nguyễn Văn An")])
 def test_your_own_name_at_your_seat_on_a_phone_is_not_cut_off(
@@ -120,4 +122,77 @@ def test_the_practice_games_end_has_no_rating_column(own: str, browser: Browser)
     expect(page.locator(".end table.scores tbody tr")).to_have_count(2)
     expect(page.locator(".end thead")).not_to_contain_text(strings("pt")["end.rating"])
     expect(page.locator(".end td.rating-delta")).to_have_count(0)
+    ctx.close()
+
+
+#: The centre's cards all lie inside it (none cut at its bottom edge), by their laid-out boxes
+#: (an arriving card's pop is a transform, not its place).
+CENTRE_FITS_JS = """() => { const c = document.querySelector('.table .centre');
+  const cards = c ? [...c.querySelectorAll('.fly-card')] : [];
+  if (!cards.length) return null;
+  const bottom = Math.max(...cards.map((k) => k.offsetTop + k.offsetHeight));
+  return bottom - c.offsetTop <= c.clientHeight + 1; }"""
+
+
+def test_on_a_phone_the_centres_cards_fit_beside_the_reactions_and_the_countdown(
+    own: str, browser: Browser
+) -> None:
+    """The cards were sized before the reactions' bar and the slap window's bar took their room
+    from the centre: in a live game the last row was cut at the bottom."""
+    ctx = _context(browser, "pt", TOUCH)
+    page = ctx.new_page()
+    _create(page, own, "Joana Silva", 2, turn=0.3, remove=70)
+    page.locator("[data-action=start]").tap()
+    looks = {"open": 0, "shut": 0}
+    while min(looks.values()) < 3 and not page.locator(".end").count():
+        fits = page.evaluate(CENTRE_FITS_JS)
+        if fits is not None:
+            where = "open" if page.locator(".table.round-open").count() else "shut"
+            assert fits, (where, page.locator(".centre .fly-card").count())
+            looks[where] += 1
+        page.wait_for_timeout(150)
+    assert min(looks.values()) >= 3, looks
+    ctx.close()
+
+
+def _apart(page: Page, one: str, others: str) -> None:
+    """``one`` overlaps none of ``others`` (each can be read and tapped)."""
+    a = page.locator(one).bounding_box()
+    assert a is not None, one
+    for other in page.locator(others).all():
+        b = other.bounding_box()
+        assert b is not None and not _overlap(a, b), (one, a, b)
+
+
+def test_on_a_phone_the_watching_label_and_the_see_the_end_button_leave_the_reactions_in_reach(
+    own: str, browser: Browser
+) -> None:
+    ctx = _context(browser, "vi", TOUCH)
+    page = ctx.new_page()
+    _quick_game(page, own, "Nguyễn Văn An")
+    page.locator(".end [data-action=close-end]").tap()
+    expect(page.locator(".watching [data-action=show-end]")).to_be_visible()
+    expect(page.locator(".react-bar button")).to_have_count(6)
+    _apart(page, ".watching", ".react-bar button")
+    fan = ctx.new_page()  # a spectator of a game going on
+    fan.goto(own + f"/?table={live_game(own, 'normal', 0)}&watch")
+    expect(fan.locator(".watching")).to_have_text(strings("vi")["table.watching"])
+    expect(fan.locator(".react-bar .react-mute")).to_be_visible()
+    _apart(fan, ".watching", ".react-bar button")
+    ctx.close()
+
+
+@pytest.mark.parametrize("lang", ["pt", "de"])
+def test_on_a_phone_the_turn_played_for_you_message_leaves_your_seat_and_reveal_in_reach(
+    own: str, browser: Browser, lang: str
+) -> None:
+    """The message that the server revealed for you came up over your Reveal button and your
+    points (a narrow box of five lines), and took the taps meant for them."""
+    ctx = _context(browser, lang, TOUCH)
+    page = ctx.new_page()
+    _create(page, own, "Joana Silva", 2, turn=0.3, remove=70)
+    page.locator("[data-action=start]").tap()
+    expect(page.locator("#toast")).to_have_text(strings(lang)["table.autoReveal"])
+    for mine in ("button.reveal", ".seat.me .pts", ".seat.me .seat-name"):
+        assert page.locator(mine).evaluate(ON_TOP_JS), mine
     ctx.close()
