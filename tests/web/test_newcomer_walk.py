@@ -196,3 +196,21 @@ def test_on_a_phone_the_turn_played_for_you_message_leaves_your_seat_and_reveal_
     for mine in ("button.reveal", ".seat.me .pts", ".seat.me .seat-name"):
         assert page.locator(mine).evaluate(ON_TOP_JS), mine
     ctx.close()
+
+
+def test_on_a_desktop_the_seats_names_and_who_revealed_the_trigger_are_said_whole(
+    own: str, browser: Browser
+) -> None:
+    """The trigger's caption beside the centre was cut to one line ('aufgedeckt von Friedri…'),
+    and a seat's name to make room for its tag ('Langsam…' beside 'Bot · leicht')."""
+    ctx = _context(browser, "de", {"viewport": {"width": 1366, "height": 768}})
+    ctx.add_init_script("localStorage.setItem('flyswat.name', 'Friedrich Müller');")
+    page = ctx.new_page()
+    page.goto(own + "/?practice=5")  # your own reveal opens the round: a fifth colour
+    page.click("button.reveal")
+    caption = page.locator(".trigger-zone .trigger-text span")
+    expect(caption).to_contain_text("Friedrich Müller")
+    assert caption.evaluate(WHOLE_JS), caption.inner_text()
+    for name in page.locator(".seat .seat-name").all():
+        assert name.evaluate(WHOLE_JS), name.inner_text()
+    ctx.close()
