@@ -1,7 +1,9 @@
-"""What a walk as a newcomer on a phone in Portuguese and Vietnamese still met after issue 22's
-fixes, each in a real browser: a page link that took two steps of Back, your own name cut off
-at your seat, the profile's games and the leaderboard's headers cut off on a phone, and an
-empty rating column after the practice game."""
+"""What a walk as a newcomer on a phone in Portuguese and Vietnamese (and a desktop in German)
+still met after issue 22's fixes, each in a real browser: a page link that took two steps of
+Back, your own name cut off at your seat, the profile's games and the leaderboard's headers cut
+off on a phone, an empty rating column after the practice game, the centre's last row cut in a
+live game, the turn-played-for-you message over your Reveal, the watching label over the
+reactions, and names cut beside the trigger and the seats' tags on a desktop."""
 
 from __future__ import annotations
 
