@@ -1,7 +1,7 @@
 """The fair-play detector over simulated populations: who it flags, and how soon.
 
-    uv run python bench/fairplay.py [--humans 1000] [--scripts 200] [--noisy 200] [--seed 1]
-                                    [--json FILE]
+    uv run python bench/fairplay.py [--humans 1000] [--excellent 200] [--scripts 200]
+                                    [--noisy 200] [--games 100] [--seed 1] [--json FILE]
 
 Every game is played by the reference engine and its round driver (``flyswat.sim``) at Play
 now's length (56 cards removed, R6), four seats, and written as a game record; the detector
@@ -13,6 +13,13 @@ server does, and is asked after every game (``assess`` over the games so far).
   speed and tail varied ±10–25 % more; one game in ten is a **bad day** (slower by 120 ms, a
   longer tail, three times the lapses, twice the misjudgements). Tables of four humans drawn at
   random; each human plays 100 games.
+- **Excellent humans**: the best players, beyond the population above: ``hard``'s play, 0–15 %
+  quicker, spread and tail ±25 %, half to all of its misjudgements and lapses, bad days as
+  anyone's; each plays 100 games against three ``hard`` bots (as the noisy scripts do). No
+  target is set for them: how many are flagged is reported beside the humans'.
+- **Noisy scripts with days**: noisy scripts that also have a person's bad days (one game in
+  ten, as the humans'); as many as the noisy scripts, 20 games each against three ``hard``
+  bots. No target either: what the detector makes of a script that read how it works.
 - **Scripts**: they read the table and slap the right fly at a fixed time, 130–250 ms, with a
   Gaussian spread of 5–30 ms; never wrong, never away. Each plays 5 games against three
   humans.
@@ -33,6 +40,7 @@ import dataclasses
 import json
 import random
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -70,6 +78,22 @@ class Person:
         p["mu_ms"] *= rng.uniform(0.9, 1.1)
         p["tau_ms"] *= rng.uniform(0.8, 1.25)
         p["sigma_ms"] *= rng.uniform(0.8, 1.25)
+        return cls.of(p)
+
+    @classmethod
+    def excellent(cls, rng: random.Random) -> Person:
+        """One of the best players: ``hard``'s play, 0–15 % quicker, spread and tail ±25 %,
+        half to all of its misjudgements and lapses; a bad day as anyone's."""
+        p = between(bots.EASY, bots.HARD, 1.0)
+        p["mu_ms"] *= rng.uniform(0.85, 1.0)
+        p["tau_ms"] *= rng.uniform(0.8, 1.25)
+        p["sigma_ms"] *= rng.uniform(0.8, 1.25)
+        p["misjudge"] *= rng.uniform(0.5, 1.0)
+        p["lapse"] *= rng.uniform(0.5, 1.0)
+        return cls.of(p)
+
+    @classmethod
+    def of(cls, p: dict[str, float]) -> Person:
         bad = dict(p, mu_ms=p["mu_ms"] + 120, tau_ms=p["tau_ms"] * 1.5,
                    lapse=min(0.5, p["lapse"] * 3),
                    misjudge=min(0.5, p["misjudge"] * 2))  # fmt: skip
@@ -90,15 +114,25 @@ def script(rng: random.Random) -> bots.Level:
     return level(**p)
 
 
-def noisy(rng: random.Random) -> bots.Level:
-    """A script with ex-Gaussian noise added to look human, and rare mistakes."""
+def noisy_params(rng: random.Random) -> dict[str, float]:
     p = between(bots.EASY, bots.HARD, 1.0)
     p.update(mu_ms=rng.uniform(250, 450), sigma_ms=rng.uniform(40, 90),
              tau_ms=rng.uniform(60, 160), second_mu_ms=rng.uniform(100, 160),
              second_sigma_ms=rng.uniform(20, 40), second_tau_ms=rng.uniform(30, 70),
              floor_ms=150, misjudge=rng.uniform(0, 0.01), lapse=rng.uniform(0, 0.005),
              second_hand=1.0)  # fmt: skip
-    return level(**p)
+    return p
+
+
+def noisy(rng: random.Random) -> bots.Level:
+    """A script with ex-Gaussian noise added to look human, and rare mistakes."""
+    return level(**noisy_params(rng))
+
+
+def noisy_days(rng: random.Random) -> Person:
+    """A noisy script that also has a person's days: one game in ten slower, with a longer
+    tail and more mistakes (what one who read PLAYERS.md would add)."""
+    return Person.of(noisy_params(rng))
 
 
 SEATS = [{"name": f"P{i}", "kind": "human"} for i in range(4)]
@@ -120,21 +154,34 @@ class Watched:
     def __init__(self) -> None:
         self.games: list[fairplay.GameHands] = []
         self.scores: list[float] = []  # the score after each game
+        self.evidence: list[dict[str, float]] = []  # and its evidence
         self.wins = 0.0
         self.reason = ""
+        self.item = ""  # the evidence that flagged them first
 
     def add(self, record: dict[str, Any], seat: int) -> None:
         self.games.append(fairplay.from_record(record, seat))
         verdict = fairplay.assess(self.games)
         self.scores.append(verdict.score)
+        self.evidence.append(verdict.evidence)
         if verdict.flagged and not self.reason:
             self.reason = verdict.reason
+            self.item = max(verdict.evidence, key=lambda k: verdict.evidence[k])
         places = record["result"]["places"]
         if places[seat] == 1:
             self.wins += 1 / places.count(1)
 
     def peak(self, games: int) -> float:
         return max(self.scores[:games], default=0.0)
+
+    def split(self, games: int) -> tuple[float, float]:
+        """The peak, over the first ``games``, of the evidence other than ``uncanny`` and of
+        ``uncanny``'s standard score: the player is flagged at a joint threshold ``J``
+        (instead of ``fairplay.JOINT_Z``) when the first is 1 or more or the second ``J``."""
+        seen = self.evidence[:games]
+        other = max((v for e in seen for k, v in e.items() if k != "uncanny"), default=0.0)
+        joint = max((e.get("uncanny", 0.0) for e in seen), default=0.0) * fairplay.JOINT_Z
+        return round(other, 3), round(joint, 3)
 
     def flagged_at(self, c: float = 1.0) -> int | None:
         return next((i + 1 for i, s in enumerate(self.scores) if s >= c), None)
@@ -157,20 +204,22 @@ def humans(n: int, games: int, rng: random.Random) -> list[Watched]:
     return watched
 
 
-def against(make: Callable[[random.Random], bots.Level], n: int, games: int, rivals: str,
-            rng: random.Random) -> tuple[list[Watched], list[float]]:  # fmt: skip
-    """``n`` players made by ``make``, each ``games`` games at seat k (rotated) against
-    humans (``rivals`` "humans") or three hard bots; their records, and the hard bots' wins
-    per seat in the same games."""
+def against(make: Callable[[random.Random], bots.Level | Person], n: int, games: int,
+            rivals: str, rng: random.Random,
+            tag: str = "") -> tuple[list[Watched], list[float]]:  # fmt: skip
+    """``n`` players made by ``make`` (a script's level, or a person and their days), each
+    ``games`` games at seat k (rotated) against humans (``rivals`` "humans") or three hard
+    bots; their records, and the hard bots' wins per seat in the same games."""
     watched, hard_wins = [], []
     for j in range(n):
-        me, w, hard = make(rng), Watched(), 0.0
+        who, w, hard = make(rng), Watched(), 0.0
         for g in range(games):
             seat = g % 4
+            me = who if isinstance(who, bots.Level) else who.today(rng)
             others = ([Person.draw(rng).today(rng) for _ in range(3)] if rivals == "humans"
                       else [bots.HARD] * 3)  # fmt: skip
             levels = [*others[:seat], me, *others[seat:]]
-            record = play(levels, f"{rivals}{j}-{g}")
+            record = play(levels, f"{tag or rivals}{j}-{g}")
             w.add(record, seat)
             places = record["result"]["places"]
             hard += sum(1 / places.count(1) for s in range(4) if s != seat and places[s] == 1) / 3
@@ -186,6 +235,7 @@ def rate(xs: Sequence[Watched], games: int, c: float) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--humans", type=int, default=1000)
+    ap.add_argument("--excellent", type=int, default=200)
     ap.add_argument("--scripts", type=int, default=200)
     ap.add_argument("--noisy", type=int, default=200)
     ap.add_argument("--games", type=int, default=100, help="games per human")
@@ -198,10 +248,13 @@ def main() -> int:
     loud, hard_wins = against(noisy, args.noisy, 20, "hard", rng)
     beat = [w for w, h in zip(loud, hard_wins, strict=True) if w.wins > h]
     people = humans(args.humans, args.games, rng)
+    best, best_hard = against(Person.excellent, args.excellent, args.games, "hard", rng, "best")
+    days, days_hard = against(noisy_days, args.noisy, 20, "hard", rng, "days")
+    days_beat = [w for w, h in zip(days, days_hard, strict=True) if w.wins > h]
     elapsed = time.perf_counter() - t0
-    print(f"{len(people)} humans x {args.games} games, {len(scripts)} scripts x 5, "
-          f"{len(loud)} noisy scripts x 20 ({len(beat)} win more than hard): "
-          f"{elapsed:.0f} s")  # fmt: skip
+    print(f"{len(people)} humans and {len(best)} excellent humans x {args.games} games, "
+          f"{len(scripts)} scripts x 5, {len(loud)} noisy scripts x 20 ({len(beat)} win more "
+          f"than hard): {elapsed:.0f} s")  # fmt: skip
     when = [w.flagged_at() for w in scripts]
     print(f"scripts flagged within 5 games: {sum(1 for x in when if x)}/{len(scripts)}; "
           f"by game: {[sum(1 for x in when if x == g) for g in range(1, 6)]}")  # fmt: skip
@@ -209,11 +262,17 @@ def main() -> int:
     print(f"noisy scripts that beat hard, flagged within 20: {sum(1 for x in when if x)}/"
           f"{len(beat)}; all noisy: "
           f"{sum(1 for w in loud if w.flagged_at())}/{len(loud)}")  # fmt: skip
-    flagged = [w for w in people if w.flagged_at()]
-    print(f"humans flagged within {args.games} games: {len(flagged)}/{len(people)} "
-          f"({100 * len(flagged) / max(1, len(people)):.2f} %)")  # fmt: skip
-    for w in flagged[:5]:
-        print(f"  at game {w.flagged_at()}: {w.reason}")
+    when = [w.flagged_at() for w in days_beat]
+    print(f"noisy scripts with a person's days that beat hard, flagged within 20: "
+          f"{sum(1 for x in when if x)}/{len(days_beat)}")  # fmt: skip
+    for name, group in (("humans", people), ("excellent humans", best)):
+        flagged = [w for w in group if w.flagged_at()]
+        print(f"{name} flagged within {args.games} games: {len(flagged)}/{len(group)} "
+              f"({100 * len(flagged) / max(1, len(group)):.2f} %)")  # fmt: skip
+        for w in flagged[:5]:
+            print(f"  at game {w.flagged_at()}: {w.reason}")
+    ahead = sum(1 for w, h in zip(best, best_hard, strict=True) if w.wins > h)
+    print(f"excellent humans who win more than the hard bots beside them: {ahead}/{len(best)}")
     missed = [(w, h) for w, h in zip(loud, hard_wins, strict=True) if w.wins > h]
     for w, h in [(w, h) for w, h in missed if not w.flagged_at()][:8]:  # a sample of them
         times = sorted(x.ms for g in w.games for x in g.hands if x.first)
@@ -221,19 +280,31 @@ def main() -> int:
               f"{times[len(times) // 2]:.0f} ms, wins {w.wins:.1f} of 20 (a hard bot's "
               f"{h:.1f})")  # fmt: skip
     roc = []
-    print(
-        "ROC (flagged when score >= c): c, humans over 100 games, scripts within 5, "
-        "noisy that beat hard within 20"
-    )
+    print("ROC (flagged when score >= c): c, humans over 100 games, excellent humans over "
+          "100, scripts within 5, noisy that beat hard within 20, the same with days")  # fmt: skip
     for c in (0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0):
-        row = {"c": c, "humans": rate(people, args.games, c), "scripts": rate(scripts, 5, c),
-               "noisy": rate(beat, 20, c)}  # fmt: skip
+        row = {"c": c, "humans": rate(people, args.games, c),
+               "excellent": rate(best, args.games, c), "scripts": rate(scripts, 5, c),
+               "noisy": rate(beat, 20, c), "noisy_days": rate(days_beat, 20, c)}  # fmt: skip
         roc.append(row)
-        print(f"  {c:4.2f}  {100 * row['humans']:6.2f} %  {100 * row['scripts']:6.1f} %  "
-              f"{100 * row['noisy']:6.1f} %")  # fmt: skip
+        print(f"  {c:4.2f}  {100 * row['humans']:6.2f} %  {100 * row['excellent']:6.2f} %  "
+              f"{100 * row['scripts']:6.1f} %  {100 * row['noisy']:6.1f} %  "
+              f"{100 * row['noisy_days']:6.1f} %")  # fmt: skip
+    items = {name: dict(Counter(w.item for w in group if w.item))
+             for name, group in (("humans", people), ("excellent", best), ("scripts", scripts),
+                                 ("noisy", beat), ("noisy_days", days_beat))}  # fmt: skip
+    print(f"the evidence that flagged them first: {items}")
     if args.json:
+        split = {
+            "humans": [w.split(args.games) for w in people],
+            "excellent": [w.split(args.games) for w in best],
+            "scripts": [w.split(5) for w in scripts],
+            "noisy": [w.split(20) for w in beat],
+            "noisy_days": [w.split(20) for w in days_beat],
+        }
         args.json.write_text(json.dumps({"args": vars(args) | {"json": str(args.json)},
-                                         "roc": roc, "seconds": elapsed}, indent=1))  # fmt: skip
+                                         "roc": roc, "items": items, "seconds": elapsed,
+                                         "joint_z": fairplay.JOINT_Z, "split": split}))  # fmt: skip
     return 0
 
 

@@ -6,6 +6,7 @@ project: ``uv tool install py-spy`` puts it in ``~/.local/bin``.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from collections import Counter
@@ -28,6 +29,9 @@ def profile(pid: int, seconds: float, out: Path) -> subprocess.Popen[bytes] | No
         return None
     cmd = [exe, "record", "-p", str(pid), "-d", str(int(seconds)), "-r", "100",
            "--nonblocking", "-f", "raw", "-o", str(out)]  # fmt: skip
+    # More of py-spy's options from the environment: ``--gil`` (only the samples that hold
+    # the interpreter: where the Python time goes), ``--native`` (C frames too).
+    cmd += os.environ.get("FLYSWAT_PYSPY_ARGS", "").split()
     return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 

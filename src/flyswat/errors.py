@@ -129,6 +129,11 @@ CODES: dict[str, ErrorCode] = _codes(
     ("too_many_challenges", _I, 429, True, "you have as many open challenges as one may"),
     ("no_challenge", _I, 404, True, "no open challenge with that id for you"),
     ("seat_reserved", _I, 403, True, "the table's free seat is kept for the player challenged"),
+    # -- arenas ------------------------------------------------------------------------
+    ("no_arena", _I, 404, True, "no arena with that id"),
+    ("arena_over", _I, 409, True, "the arena has ended: nobody joins it any more"),
+    ("not_in_arena", _I, 409, True, "you have not joined this arena"),
+    ("too_many_arenas", _I, 429, True, "as many arenas are not yet ended as may be"),
     # -- records, simulation and environments (never sent by the server) ---------------
     ("bad_deal", _M, 400, False, "a deal that does not hold each card once"),
     ("bad_seed", _M, 400, False, "a seed that is neither a string nor an integer"),

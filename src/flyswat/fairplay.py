@@ -19,7 +19,13 @@ in; a second hand's time depends on the first):
 - ``tailless``: their times have no right tail (sample skewness below :data:`SKEW_FLOOR`
   less its uncertainty; an ex-Gaussian's is 1 to 2), over many hands;
 - ``flawless``: fast *and* never wrong nor absent over many rounds (:data:`FLAWLESS_ROUNDS`);
+- ``uncanny``: at a top player's pace, surer, steadier from game to game and quicker than
+  people are, all at once (:func:`_uncanny`): a script that adds noise to look human keeps
+  a person's spread and tail, but not a person's mistakes nor a person's days;
 - ``too_fast``: claims refused as faster than humanly possible, in several games.
+
+A player's results are not weighed: they follow from the speed and accuracy weighed here,
+and would flag the strongest players for being strong.
 
 Each item's strength is 1 at its threshold and grows with the evidence; the score is the
 largest, and a score of 1 or more flags the player. The thresholds are set by measurement
@@ -39,13 +45,14 @@ from typing import Any
 SPREAD_FLOOR_MS = 60.0
 #: People's median first hand is slower than this (ms): choosing which fly and pointing at it.
 SPEED_FLOOR_MS = 505.0
-#: The least skewed people's times are (an ex-Gaussian's skewness is 1 to 2); a sample's
-#: may fall below it by its uncertainty.
-SKEW_FLOOR = 1.0
+#: The least skewed people's times are (an ex-Gaussian's skewness is 1 to 2; the least
+#: skewed person modelled, a short tail under a wide spread, about 1); a sample's may fall
+#: below it by its uncertainty.
+SKEW_FLOOR = 0.9
 #: How many standard errors the evidence must clear (the sample's own uncertainty).
 Z = 4.0
 #: Fewest first hands before the spread is weighed; before speed; before the tail.
-MIN_STEADY, MIN_FAST, MIN_TAIL = 12, 30, 120
+MIN_STEADY, MIN_FAST, MIN_TAIL = 20, 30, 120
 #: Rounds with something to slap, all slapped, none wrong, before ``flawless`` is weighed,
 #: and the median that counts as fast for it (ms).
 FLAWLESS_ROUNDS, FLAWLESS_MS = 120, 560.0
@@ -53,6 +60,14 @@ FLAWLESS_ROUNDS, FLAWLESS_MS = 120, 560.0
 TOO_FAST_CLAIMS, TOO_FAST_GAMES = 3, 2
 #: Games weighed: the player's latest.
 WINDOW = 100
+#: ``uncanny``: weighed at the pace of the best people (a median first hand under
+#: :data:`JOINT_MS`), over at least :data:`MIN_JOINT` first hands in :data:`MIN_JOINT_GAMES`
+#: games (of two first hands or more); the fewest wrong first hands people make (a share of
+#: their first hands); the least their pace varies from game to game (an F ratio: about 1
+#: for a pace that never changes, above it with a bad day among the games); and the combined
+#: standard score that flags.
+JOINT_MS, MIN_JOINT, MIN_JOINT_GAMES = 600.0, 60, 5
+ERROR_FLOOR, DRIFT_FLOOR, JOINT_Z = 0.02, 1.5, 2.75
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +155,23 @@ def _skewness(xs: Sequence[float], mean: float, sd: float) -> float:
     return sum(((x - mean) / sd) ** 3 for x in xs) / len(xs)
 
 
+def _skewness_se(xs: Sequence[float]) -> float:
+    """The jackknife standard error of the sample skewness of ``xs`` (the skewness of the
+    sample less each one in turn), from its power sums: linear in ``len(xs)``."""
+    n = len(xs)
+    mean = statistics.fmean(xs)
+    ys = [x - mean for x in xs]
+    s2, s3 = sum(y * y for y in ys), sum(y**3 for y in ys)
+    out = []
+    for y in ys:
+        m = -y / (n - 1)  # the mean of the others, about the whole sample's
+        a2, a3 = (s2 - y * y) / (n - 1), (s3 - y**3) / (n - 1)
+        var = a2 - m * m
+        out.append((a3 - 3 * m * a2 + 2 * m**3) / var**1.5 if var > 0 else 0.0)
+    mean_out = statistics.fmean(out)
+    return math.sqrt((n - 1) / n * sum((g - mean_out) ** 2 for g in out))
+
+
 def assess(games: Sequence[GameHands]) -> Verdict:
     """Weigh a player's latest :data:`WINDOW` games (oldest first) for play that is not a
     person's; see the module's docstring for the evidence."""
@@ -165,9 +197,10 @@ def assess(games: Sequence[GameHands]) -> Verdict:
                          f"than {SPEED_FLOOR_MS:.0f} ms to choose a fly and point)")  # fmt: skip
     if n >= MIN_TAIL:
         skew = _skewness(times, statistics.fmean(times), sd)
-        # The sample skewness's standard error is about √(6/n) (more with a real tail).
-        floor = SKEW_FLOOR - Z * math.sqrt(6 / n)
-        evidence["tailless"] = (1 + floor) / max(1 + skew, 1e-3)
+        # The sample skewness's standard error: √(6/n) for a Gaussian sample, more with a
+        # real tail (a few slow hands move it): the sample's own, by the jackknife.
+        floor = SKEW_FLOOR - Z * max(math.sqrt(6 / n), _skewness_se(times))
+        evidence["tailless"] = max(0.0, 1 + floor) / max(1 + skew, 1e-3)
         words["tailless"] = (f"reaction times with no slow tail (skewness {skew:.2f} over {n} "
                              "rounds; people's are skewed, 1 to 2)")  # fmt: skip
     rounds = sum(g.rounds for g in games)
@@ -176,6 +209,9 @@ def assess(games: Sequence[GameHands]) -> Verdict:
         evidence["flawless"] = (FLAWLESS_MS / max(median, 1.0)) * min(1.0, rounds / FLAWLESS_ROUNDS)
         words["flawless"] = (f"no wrong fly and no round missed in {rounds} rounds, at a median "
                              f"of {median:.0f} ms")  # fmt: skip
+    joint = _uncanny(games, times, median, sd)
+    if joint is not None:
+        evidence["uncanny"], words["uncanny"] = joint
     claims = sum(g.too_fast for g in games)
     claimed_in = sum(1 for g in games if g.too_fast)
     if claims >= TOO_FAST_CLAIMS and claimed_in >= TOO_FAST_GAMES:
@@ -189,3 +225,46 @@ def assess(games: Sequence[GameHands]) -> Verdict:
     reason = words[strongest] if score >= 1.0 else "nothing unlike a person's play"
     return Verdict(round(score, 3), reason, len(games), n,
                    {k: round(v, 3) for k, v in evidence.items()})  # fmt: skip
+
+
+def _between_games(games: Sequence[GameHands]) -> tuple[float, int]:
+    """The F ratio of the player's first hands between games to within them (one-way
+    analysis of variance; about 1 when their pace is the same in every game), and the number
+    of games in it (those with two first hands or more)."""
+    groups = [[h.ms for h in g.hands if h.first] for g in games]
+    groups = [xs for xs in groups if len(xs) >= 2]
+    n, k = sum(len(xs) for xs in groups), len(groups)
+    if k < 2 or n <= k:
+        return 1.0, k
+    means = [statistics.fmean(xs) for xs in groups]
+    grand = sum(m * len(xs) for m, xs in zip(means, groups, strict=True)) / n
+    between = sum(len(xs) * (m - grand) ** 2 for m, xs in zip(means, groups, strict=True))
+    within = sum((x - m) ** 2 for m, xs in zip(means, groups, strict=True) for x in xs)
+    return (between / (k - 1)) / max(within / (n - k), 1e-9), k
+
+
+def _uncanny(games: Sequence[GameHands], times: Sequence[float], median: float,
+             sd: float) -> tuple[float, str] | None:  # fmt: skip
+    """The joint evidence of a player at a top player's pace (a median under
+    :data:`JOINT_MS`): surer, steadier from game to game and quicker than people are, each as
+    a standard score against people's bound (positive: beyond it), their sum divided by √3
+    (the sum's standard deviation). Any one of them alone some people show; all three at once
+    over many games, people do not. The strength is 1 at :data:`JOINT_Z`."""
+    n = len(times)
+    ratio, k = _between_games(games)
+    if n < MIN_JOINT or k < MIN_JOINT_GAMES or median >= JOINT_MS or sd <= 0:
+        return None
+    # Surer: fewer wrong first hands than people's fewest (a count: its sd is √expected).
+    wrong = sum(1 for g in games for h in g.hands if h.first and not h.right)
+    expected = ERROR_FLOOR * n
+    z_sure = (expected - wrong) / math.sqrt(expected)
+    # Steadier: the F ratio's standard error is about √(2 / (games - 1)).
+    z_steady = (DRIFT_FLOOR - ratio) / math.sqrt(2 / (k - 1))
+    # Quicker: as ``fast``, but any margin below the floor counts (none above it).
+    z_quick = max(0.0, (SPEED_FLOOR_MS - median) / (1.25 * sd / math.sqrt(n)))
+    z = (z_sure + z_steady + z_quick) / math.sqrt(3)
+    words = (f"surer, steadier and quicker at once than people are: {wrong} wrong flies in "
+             f"{n} first hands (people: {100 * ERROR_FLOOR:.0f} % or more), the same pace in "
+             f"every game (between-game F {ratio:.2f} over {k} games; people's pace varies "
+             f"from day to day), a median of {median:.0f} ms")  # fmt: skip
+    return max(0.0, z) / JOINT_Z, words

@@ -371,6 +371,98 @@ class ChallengeMade(_Model):
     seat: Seated
 
 
+# -- arenas (HTTP) --------------------------------------------------------------------------
+
+
+class NewArena(_Model):
+    """``POST /api/operator/arenas`` (the operator's secret): an arena of ``minutes`` minutes
+    that starts in ``starts_in_s`` seconds."""
+
+    name: str = Field(min_length=1, max_length=MAX_NAME)
+    minutes: int = Field(ge=1, le=720)
+    starts_in_s: int = Field(0, ge=0, le=7 * 24 * 3600)
+
+
+class ArenaWinner(_Model):
+    """An ended arena's winner: the leader of its frozen standings."""
+
+    id: str
+    name: str
+    points: int
+
+
+class ArenaInfo(_Model):
+    """One arena: its phase, how long until it starts and ends, its players and winner."""
+
+    id: str
+    name: str
+    phase: Literal["upcoming", "running", "ended"]
+    starts_in_s: int = Field(description="seconds until it starts; 0 once started")
+    ends_in_s: int = Field(description="seconds until it ends; 0 once ended")
+    minutes: int
+    players: int = Field(description="players who joined it")
+    winner: ArenaWinner | None = Field(description="once ended and frozen: its winner")
+
+
+class Arenas(_Model):
+    """``GET /api/arenas``: the arenas not yet ended (the soonest to end first), then the
+    latest ended ones."""
+
+    arenas: list[ArenaInfo]
+
+
+class ArenaStanding(_Model):
+    """A player in an arena's standings."""
+
+    rank: int
+    id: str
+    name: str
+    points: int
+    games: int
+    wins: int
+    fire: bool = Field(description="won their last two games: the next one counts double")
+    playing: bool = Field(description="at an unfinished table of the arena")
+
+
+class ArenaMe(_Model):
+    """The caller in an arena: their place, and their table when they are paired at one."""
+
+    rank: int
+    points: int
+    games: int
+    active: bool = Field(description="taking part (paired when waiting); false after leave")
+    seat: Seated | None = Field(description="their seat at the arena's table they are at")
+
+
+class ArenaView(_Model):
+    """``GET /api/arenas/{id}``, and ``POST /api/arenas/{id}/me``, ``/join`` and ``/leave``
+    (``me``: the caller, once joined): the arena and its standings, best first."""
+
+    arena: ArenaInfo
+    standings: list[ArenaStanding]
+    me: ArenaMe | None = None
+
+
+class ArenaResult(_Model):
+    """One ended arena of a player: their final place and points."""
+
+    id: str
+    name: str
+    place: int | None
+    points: int
+    games: int
+    players: int
+    won: bool
+
+
+class ArenaResults(_Model):
+    """``GET /api/players/{id}/arenas``: the player's ended arenas (the latest first) and how
+    many they won."""
+
+    arenas: list[ArenaResult]
+    won: int
+
+
 class Identity(_Model):
     """Reply to ``POST /api/players``, ``POST /api/players/claim`` and ``POST /api/bots``:
     keep the secret. ``bot``: this identity is a bot account."""
@@ -872,6 +964,10 @@ def json_schema() -> dict[str, Any]:
         Challenge,
         Challenges,
         ChallengeMade,
+        NewArena,
+        Arenas,
+        ArenaView,
+        ArenaResults,
     ]
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -8,6 +8,8 @@ import base64
 import os
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from websockets.frames import Frame, Opcode
 from websockets.streams import StreamReader
 
@@ -202,3 +204,43 @@ def test_the_server_writes_frames_of_every_length_that_a_websocket_client_reads(
             next(parser)
         assert read.value.value.opcode == Opcode.CLOSE
         assert read.value.value.data == (4302).to_bytes(2, "big") + b"moved"
+
+
+def test_one_short_text_frame_is_read_on_the_short_way() -> None:
+    data = client_frame(TEXT, b'{"type":"pong","id":7}')
+    assert Reader(1 << 20).one_text(data) == b'{"type":"pong","id":7}'
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        client_frame(TEXT, b"x" * 126),  # a longer head
+        client_frame(TEXT, b"abc", fin=False),  # a fragment
+        client_frame(BINARY, b"abc"),
+        client_frame(TEXT, b"abc", mask=False),
+        client_frame(TEXT, b"abc", rsv=0x40),
+        client_frame(TEXT, b"\xff\xfe"),  # not UTF-8
+        client_frame(TEXT, b"abc") + client_frame(TEXT, b"d"),  # two frames
+        client_frame(TEXT, b"abc")[:-1],  # not whole
+        client_frame(PING, b"abc"),
+    ],
+    ids=["long", "fragment", "binary", "unmasked", "reserved", "not-utf8", "two", "cut", "ping"],
+)
+def test_anything_else_is_left_to_the_reader(data: bytes) -> None:
+    assert Reader(1 << 20).one_text(data) is None
+
+
+def test_the_short_way_never_passes_the_size_cap() -> None:
+    assert Reader(3).one_text(client_frame(TEXT, b"abcd")) is None
+
+
+@given(st.binary(min_size=2, max_size=40), st.binary(min_size=4, max_size=4))
+def test_the_short_way_agrees_with_the_reader(payload: bytes, key: bytes) -> None:
+    n = len(payload)
+    masked = bytes(b ^ key[i % 4] for i, b in enumerate(payload))
+    for first in (0x81, 0x82, 0x01, 0xC1):
+        data = bytes((first, 0x80 | n)) + key + masked
+        got = Reader(1 << 20).one_text(data)
+        if got is None:
+            continue
+        assert Reader(1 << 20).feed(data) == [(TEXT, got)]

@@ -36,7 +36,9 @@ from starlette.websockets import WebSocket
 from flyswat import protocol as p
 from flyswat.bots import LEVELS
 from flyswat.errors import FlyswatError, IllegalActionError, MalformedError
+from flyswat.players import arena
 from flyswat.server import node, operator, players_store, settings
+from flyswat.server.arena_routes import ArenaRoutes
 from flyswat.server.cluster import Cluster, Owner, RedisShared, Shared
 from flyswat.server.connection import CLOSE_EXPIRED, CLOSE_MOVED, CLOSE_NOT_FOUND, Session
 from flyswat.server.limits import AddressBuckets, Limits, request_buckets, table_buckets
@@ -132,9 +134,8 @@ async def _live(runner: Runner, request: Request) -> p.LiveList:
 
 def _routes(
     runner: Runner, tables: AddressBuckets, limits: Limits, rtt_fronts: frozenset[str],
-    play_now_wait_ms: int = PLAY_NOW_WAIT_MS, forwarder: node.Forwarder | None = None,
+    players: Players, arenas: ArenaRoutes, forwarder: node.Forwarder | None = None,
 ) -> list[Route | WebSocketRoute]:  # fmt: skip
-    players = Players(runner, table_buckets(limits), _body, play_now_wait_ms, forwarder)
 
     async def health(_: Request) -> JSONResponse:
         cluster = runner.cluster
@@ -271,6 +272,7 @@ def _routes(
         Route("/api/tables/{code}/start", start, methods=["POST"]),
         Route("/api/tables/{code}/record", record),
         *players.routes(),
+        *arenas.routes(),
         WebSocketRoute("/ws/{code}", ws),
     ]
 
@@ -366,6 +368,7 @@ def build_app(
     redis_prefix: str = "flyswat:",
     timings: Timings | None = None,
     max_spectators: int = settings.MAX_SPECTATORS,
+    arena_schedule: str | None = None,
 ) -> Starlette:
     """The whole server as an ASGI app: tables restored from ``db_url`` on start-up.
 
@@ -381,7 +384,8 @@ def build_app(
     under keys that begin with ``redis_prefix``; ``timings``: the cluster's beat and lease
     (:class:`flyswat.server.settings.Timings`). ``operator_secret``: opens the operator's
     routes (:mod:`flyswat.server.operator`). ``max_spectators``: the spectators this node
-    takes, over all its tables.
+    takes, over all its tables. ``arena_schedule``: ``EVERY:MINUTES``, the arenas this
+    server makes by itself (:class:`flyswat.players.arena.Schedule`).
     """
     limits = limits or Limits()
     store = Store(db_url, node=node_id)
@@ -397,6 +401,9 @@ def build_app(
     secret = cluster.secret()
     forwarder = node.Forwarder(secret)
     metrics = Metrics(runner)
+    players = Players(runner, table_buckets(limits), _body, play_now_wait_ms, forwarder)
+    schedule = arena.Schedule.parse(arena_schedule) if arena_schedule else None
+    arenas = ArenaRoutes(players, operator_secret, schedule)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -404,7 +411,7 @@ def build_app(
         runner.restore()
         cluster.start_beating()
         jobs = [_sweep(runner), node.keep(runner, cluster), node.publish(runner, cluster),
-                metrics.watch_loop()]  # fmt: skip
+                metrics.watch_loop(), arenas.loop()]  # fmt: skip
         tasks = [asyncio.create_task(job) for job in jobs]
         if own_process:
             tasks.append(asyncio.create_task(_collect()))
@@ -424,7 +431,7 @@ def build_app(
         await runner.hand_over()
 
     routes: list[Any] = list(
-        _routes(runner, table_buckets(limits), limits, rtt_fronts, play_now_wait_ms, forwarder)
+        _routes(runner, table_buckets(limits), limits, rtt_fronts, players, arenas, forwarder)
     )
     routes.append(Route("/metrics", metrics.endpoint))
     routes.extend(operator.routes(store.engine, operator_secret))
@@ -483,7 +490,8 @@ def run(args: argparse.Namespace) -> int:
                     play_now_wait_ms=round(conf.play_now_wait_s * 1000), node_id=node_id,
                     node_url=url, redis_url=conf.redis, redis_prefix=conf.redis_prefix,
                     timings=conf.timings, max_spectators=conf.max_spectators,
-                    operator_secret=operator.operator_secret(conf.operator_secret))  # fmt: skip
+                    operator_secret=operator.operator_secret(conf.operator_secret),
+                    arena_schedule=conf.arena_schedule)  # fmt: skip
     if slot is None:
         db = make_url(conf.db).render_as_string(hide_password=True)
         print(f"flyswat: open http://{conf.host}:{conf.port}/  (store: {db}; node {node_id})",

@@ -43,6 +43,11 @@ PING_EVERY_S = 1.0
 #: featured game's thousands of pings and pongs a second would cost the players' loop.
 WATCHER_PING_EVERY_S = 10.0
 
+#: How often a link reads its network round trip from the kernel (ms): ``tcpi_min_rtt`` only
+#: falls, and the smoothed figure moves slowly; a reading at every pong cost 3 % of a loaded
+#: server's time.
+NETWORK_EVERY_MS = 5_000.0
+
 CLOSE_TIMEOUT = 4408
 CLOSE_TOO_SLOW = 4413
 CLOSE_NOT_FOUND = 4404
@@ -77,6 +82,8 @@ class Link:
         self.limits = limits
         #: Reads the network's round trip of this socket (:func:`.netinfo.rtt_reader`).
         self.network_rtt = network_rtt or (lambda: None)
+        self._network: float | None = None  # its last reading (:meth:`network`)
+        self._network_at = -NETWORK_EVERY_MS
         self.protocol = socket
         self.transport: asyncio.Transport = socket.transport
         self.clock = clock
@@ -161,6 +168,15 @@ class Link:
             self.send_text(p.Moved(url=url).model_dump_json())
             self.close(CLOSE_MOVED, "moved")
 
+    def network(self) -> float | None:
+        """The network's round trip of this socket (ms), read from the kernel (or a trusted
+        front) at most every :data:`NETWORK_EVERY_MS`: each pong is still given a figure
+        (the arbiter's window keeps as many), but a reading makes the socket object anew."""
+        now = self.clock()
+        if self._network is None or now - self._network_at >= NETWORK_EVERY_MS:
+            self._network, self._network_at = self.network_rtt(), now
+        return self._network
+
     # -- pings -----------------------------------------------------------------------------
 
     def ping(self, ping_id: int) -> None:
@@ -232,6 +248,24 @@ class Pinger:
             self.timer = None
 
 
+#: A pong as the browser (``JSON.stringify``) and Python's ``json.dumps`` write it.
+_PONG_HEADS = (b'{"type":"pong","id":', b'{"type": "pong", "id": ')
+
+
+def pong_id(payload: bytes) -> int | None:
+    """The id of a pong written in one of its two usual forms (:data:`_PONG_HEADS`, a
+    decimal id of at most 10 digits, ``}``), or None: any other text goes through
+    :func:`flyswat.protocol.parse_client`, which gives it the same meaning, or refuses it."""
+    if payload[-1:] != b"}":
+        return None
+    for head in _PONG_HEADS:
+        if payload.startswith(head):
+            digits = payload[len(head) : -1]
+            if 0 < len(digits) <= 10 and digits.isdigit():
+                return int(digits)
+    return None
+
+
 def _ping_ids(n: int) -> list[int]:
     """``n`` unpredictable 31-bit ping ids, from one read of the system's randomness."""
     raw = os.urandom(4 * n)
@@ -296,6 +330,10 @@ class Session:
             link.moved(None)
             return
         runner.received += 1
+        if text and link.greeted:
+            ping_id = pong_id(payload)  # half the messages: past the parser's models
+            if ping_id is not None and self._pong(ping_id):
+                return
         try:
             if not text:
                 raise MalformedError("binary frames are not accepted; send JSON text")
@@ -304,10 +342,7 @@ class Session:
             message = Message.refusing(link.id, e)
         try:
             if isinstance(message.message, p.Pong) and link.greeted:
-                if link.bucket.take(self.clock()):
-                    rtt = link.pong(message.message.id)
-                    if rtt is not None:
-                        runner.observe(table, Rtt(link.id, rtt, link.network_rtt()))
+                if self._pong(message.message.id):
                     return
                 slow = IllegalActionError("too many messages: slow down", "rate_limited")
                 message = Message.refusing(link.id, slow)
@@ -318,6 +353,17 @@ class Session:
                 (runner.watch_pinger if watching else runner.pinger).add(link)
         except Exception:  # a table's bug must not stop the loop's other tables
             log.exception("table %s failed on a message", table.code)
+
+    def _pong(self, ping_id: int) -> bool:
+        """A greeted link's pong: its round trip to the table's arbiter (nothing to store,
+        tell or wake for); False when the link's bucket refuses it."""
+        link = self.link
+        if not link.bucket.take(self.clock()):
+            return False
+        rtt = link.pong(ping_id)
+        if rtt is not None:
+            self.runner.observe(self.table, Rtt(link.id, rtt, link.network()))
+        return True
 
     def closed(self) -> None:
         """The socket is gone: tell the table, stop everything of this link."""

@@ -41,6 +41,23 @@ class Reader:
         self._opcode: int | None = None  # of the fragmented message being read
         self._size = 0
 
+    def one_text(self, data: bytes) -> bytes | None:
+        """The payload of ``data`` when it is exactly one whole, short (under 126 bytes),
+        masked, valid text frame and nothing else is being read — a client's usual message,
+        taken without :meth:`feed`'s buffer and loop; None for anything else, which
+        :meth:`feed` then reads (and refuses, if it must)."""
+        if self._buffer or self._opcode is not None or len(data) < 6 or data[0] != 0x81:
+            return None
+        n = data[1] ^ 0x80  # masked: the bit set, the length under it
+        if not 0 <= n < 126 or len(data) != 6 + n or n > self.max_size:
+            return None
+        payload: bytes = apply_mask(data[6:], data[2:6])
+        try:
+            payload.decode()
+        except UnicodeDecodeError:
+            return None
+        return payload
+
     def feed(self, data: bytes) -> list[tuple[int, bytes]]:
         """The messages completed by ``data``; raises :class:`BadFrame`."""
         buf = self._buffer

@@ -22,7 +22,11 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import logging
+import sys
+import threading
 import time
+import traceback
 from collections import Counter
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -40,6 +44,29 @@ if TYPE_CHECKING:
 #: past it.
 BUCKETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.5)
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+#: A stall of the event loop longer than this (s) is logged with what the loop was running.
+STALL_TELL_S = 0.1
+
+stall_log = logging.getLogger("flyswat.stall")
+
+
+def watch_stalls(beat: list[float], main: int, tell_s: float, stop: threading.Event) -> None:
+    """Every ``tell_s`` / 4, look at the loop's last beat (``beat[0]``, set by
+    :meth:`Metrics.watch_loop` every 50 ms): once it is more than ``tell_s`` old, log the
+    stack of the loop's thread (``main``) as it is then — where the loop is stuck, caught
+    in the act, once per stall."""
+    told = 0.0
+    while not stop.wait(tell_s / 4):
+        last = beat[0]
+        if last == told or time.perf_counter() - last < tell_s:
+            continue
+        frame = sys._current_frames().get(main)
+        if frame is None:
+            return
+        told = last
+        stack = "".join(traceback.format_stack(frame, limit=12))
+        stall_log.warning("the event loop has not run for %.0f ms; it is in:\n%s",
+                          (time.perf_counter() - last) * 1000, stack)  # fmt: skip
 
 
 class _Now(Collector):
@@ -107,14 +134,26 @@ class Metrics:
         self.stall_max = 0.0
         runner.metrics = self
 
-    async def watch_loop(self, every_s: float = 0.05) -> None:
-        """Measure the event loop's stalls: a timer's lateness, every ``every_s``."""
-        while True:
-            due = time.perf_counter() + every_s
-            await asyncio.sleep(every_s)
-            late = max(0.0, time.perf_counter() - due)
-            self.stall.observe(late)
-            self.stall_max = max(self.stall_max, late)
+    async def watch_loop(self, every_s: float = 0.05, tell_s: float = STALL_TELL_S) -> None:
+        """Measure the event loop's stalls: a timer's lateness, every ``every_s``; and, from
+        a thread of its own, name what the loop was doing when one passed ``tell_s``
+        (:func:`watch_stalls`)."""
+        beat = [time.perf_counter()]
+        stop = threading.Event()
+        main = threading.get_ident()
+        threading.Thread(target=watch_stalls, args=(beat, main, tell_s, stop),
+                         name="flyswat-stall-watch", daemon=True).start()  # fmt: skip
+        try:
+            while True:
+                due = time.perf_counter() + every_s
+                await asyncio.sleep(every_s)
+                now = time.perf_counter()
+                beat[0] = now
+                late = max(0.0, now - due)
+                self.stall.observe(late)
+                self.stall_max = max(self.stall_max, late)
+        finally:
+            stop.set()
 
     async def endpoint(self, _: Request) -> Response:
         return Response(generate_latest(self.registry), media_type=CONTENT_TYPE)

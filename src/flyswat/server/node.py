@@ -179,6 +179,8 @@ async def publish(runner: Runner, cluster: Cluster, every_s: float | None = None
     every_s = every_s or cluster.timings.publish_s
     while True:
         await asyncio.sleep(every_s)
+        if not set(cluster.peers) - {cluster.node}:
+            continue  # nobody else reads it: a node alone lists its own tables as they are
         changes = runner.lobby_changes()
         if not changes:
             continue

@@ -38,7 +38,7 @@ from flyswat.server.store import Store
 from flyswat.server.writer import Writer
 from flyswat.table.core import Table
 from flyswat.table.events import Closed
-from flyswat.table.io import Command, Fanout, Gone, Outcome, Rtt, Sent, Sources, Tick
+from flyswat.table.io import Command, Fanout, Gone, Outcome, Rtt, Sources, Tick
 from flyswat.table.seats import Audience, new_code
 
 log = logging.getLogger("flyswat.server")
@@ -108,6 +108,10 @@ class Runner:
         #: Wall-clock time each table in memory came to this node (the lobby's order).
         self.born: dict[str, float] = {}
         self._published: dict[str, bytes | None] = {}  # the lobby entries last published
+        #: A live game's :meth:`~flyswat.table.core.Table.listing_key` when its published
+        #: entry was made, and the keys of the entries of the last :meth:`lobby_changes`.
+        self._listing_keys: dict[str, tuple[Any, ...]] = {}
+        self._keys_taken: dict[str, tuple[Any, ...] | None] = {}
         self._orphaned: dict[str, float] = {}  # when each unowned table was first seen
         #: Tables handed over (shut down) or lost (fenced): commands are not taken.
         self.draining = False
@@ -391,8 +395,9 @@ class Runner:
         conn = next(self._ids)
 
         def on_sent(turn: int) -> None:
-            if conn in self.links:
-                self.run(table, Sent(conn, turn))
+            if conn in self.links and not self.draining:
+                table.delivered(conn, turn, self.clock())  # nothing to store or tell
+                self._schedule(table)  # the round's deadline may move
 
         link = make(conn, on_sent)
         self.links[conn] = link
@@ -452,6 +457,7 @@ class Runner:
             table = self.tables.pop(code, None)
             self.born.pop(code, None)
             self._published.pop(code, None)  # its entry is the new owner's to change now
+            self._listing_keys.pop(code, None)
             for entry in self._untold.pop(code, ()):  # an HTTP command waiting: try again
                 if entry.told is not None and not entry.told.done():
                     gone = IllegalActionError("the table moved to another node: try again", "moved")
@@ -480,14 +486,25 @@ class Runner:
         listed. ``fill_at`` (wall-clock s) stands for the bots' countdown."""
         now, wall = self.clock(), time.time()
         changes: dict[str, dict[str, Any] | None] = {}
+        keys = self._listing_keys
+        self._keys_taken.clear()
         for code, table in self.tables.items():
-            if table.listed() or table.live():
+            listed = table.listed()
+            if listed or table.live():
+                # A live game's entry is made again only when what it shows changed (a
+                # lobby's has a countdown in it: always).
+                key = None if listed else table.listing_key()
+                if key is not None and keys.get(code) == key and code in self._published:
+                    continue
                 info = table.info(now).model_dump()
                 fill = info.pop("fill_in_ms", None)
                 info["fill_at"] = None if fill is None else round(wall + fill / 1000, 1)
                 text = orjson.dumps(info)
+                self._keys_taken[code] = key
                 if self._published.get(code) != text:
                     changes[code] = info
+                elif key is not None:
+                    keys[code] = key
             elif self._published.get(code) is not None:
                 changes[code] = None
         for code, was in self._published.items():
@@ -498,10 +515,14 @@ class Runner:
     def published(self, changes: dict[str, dict[str, Any] | None]) -> None:
         """``changes`` (:meth:`lobby_changes`) are published."""
         for code, info in changes.items():
+            key = self._keys_taken.pop(code, None)
             if info is None:
                 self._published.pop(code, None)
+                self._listing_keys.pop(code, None)
             else:
                 self._published[code] = orjson.dumps(info)
+                if key is not None:
+                    self._listing_keys[code] = key
 
     async def hand_over(self) -> None:
         """Stop taking commands, store what is pending, give every table up for another

@@ -21,6 +21,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from flyswat.errors import IllegalActionError
 from flyswat.extras import require
 from flyswat.options import add_options, build, env_name, option, values
+from flyswat.players.arena import Schedule
 from flyswat.server.limits import Limits
 
 #: The embedded store, a file in the working directory.
@@ -110,6 +111,11 @@ class Settings:
         "opens GET /api/operator/fairplay to requests that carry it (Authorization: Bearer "
         "SECRET; at least 16 characters)", metavar="SECRET",
     )  # fmt: skip
+    arena_schedule: str | None = option(
+        None, "--arena-schedule",
+        "EVERY:MINUTES: an arena of MINUTES minutes every EVERY minutes from 00:00 UTC "
+        "(60:30: on the hour, for half an hour; off by default)", metavar="EVERY:MINUTES",
+    )  # fmt: skip
     play_now_wait_s: float = option(
         15.0, "--play-now-wait", "seconds a Play now table waits for players before bots fill it "
         "(3 to 120)",
@@ -141,6 +147,11 @@ class Settings:
                 raise ValueError(why) from None
         if self.max_spectators < 0:
             raise ValueError(f"--max-spectators must be 0 or more, not {self.max_spectators}")
+        if self.arena_schedule is not None:
+            try:
+                Schedule.parse(self.arena_schedule)
+            except ValueError as e:
+                raise ValueError(f"--arena-schedule: {e}") from None
         if not self.bot_pace > 0:
             raise ValueError(f"--bot-pace must be above 0, not {self.bot_pace:g}")
 

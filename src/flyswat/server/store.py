@@ -45,7 +45,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection, Engine
 
 from flyswat.extras import require
-from flyswat.server import players_store
+from flyswat.server import arena_store, players_store
 from flyswat.table import events as ev
 from flyswat.table.events import Event, data_of, parse
 
@@ -211,7 +211,7 @@ class Store:
                 if code not in fenced:
                     rows.extend(self._append(conn, code, events, at))
             if rows:
-                conn.execute(_NEW_EVENT, rows)
+                insert_events(conn, rows)
         return fenced
 
     def _fenced(self, conn: Connection, batch: Sequence[tuple[str, Sequence[Event]]]) -> set[str]:
@@ -250,6 +250,9 @@ class Store:
                     row = {"game_id": e.game_id, "code": code, "record": json.dumps(record)}
                     conn.execute(insert(records).values(**row))
                 players_store.record_game(conn, code, e, at)
+                if record is not None:  # after its ratings: the arena reads who was rated
+                    arena_store.count(conn, code, e.game_id, e.players or [],
+                                      record["result"]["places"], time.time())  # fmt: skip
                 text = json.dumps(data)
             rows.append({"code": code, "kind": e.kind, "data": text, "at": at})
         return rows
@@ -328,6 +331,21 @@ def owners_of(conn: Connection, codes: list[str]) -> list[tuple[str, str | None]
     try:
         cur.execute(sql if sqlite else sql + " FOR SHARE", codes)
         return [(row[0], row[1]) for row in cur.fetchall()]
+    finally:
+        cur.close()
+
+
+def insert_events(conn: Connection, rows: list[dict[str, Any]]) -> None:
+    """Append ``rows`` (``code``, ``kind``, ``data``, ``at``) to the events' log, in their
+    order, through the DB-API's own cursor: the writer's one statement of every commit,
+    where SQLAlchemy's parameters and result cost more than the insert."""
+    sqlite = conn.dialect.name == "sqlite"
+    marks = "?, ?, ?, ?" if sqlite else "%s, %s, %s, %s"
+    sql = f"INSERT INTO {events.name} (code, kind, data, at) VALUES ({marks})"
+    dbapi: Any = conn.connection.dbapi_connection
+    cur = dbapi.cursor()
+    try:
+        cur.executemany(sql, [(r["code"], r["kind"], r["data"], r["at"]) for r in rows])
     finally:
         cur.close()
 

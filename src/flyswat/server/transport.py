@@ -355,6 +355,11 @@ class FlyswatWebSocket(WebSocketsSansIOProtocol):
             return
         if self.close_sent and self.transport.is_closing():
             return
+        payload = reader.one_text(data)
+        if payload is not None:  # the usual case: one whole short text message
+            if not self.close_sent and self.receiver is not None:
+                self.receiver.message(payload, True)
+            return
         try:
             messages = reader.feed(data)
         except frames.BadFrame as e:

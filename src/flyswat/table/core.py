@@ -266,16 +266,7 @@ class Table:
             case Rtt():
                 self.observe(command, now)
             case Sent(conn=conn_id, turn=turn):
-                conn = self.conns.get(conn_id)
-                game = self.game
-                if (
-                    conn
-                    and conn.seat is not None
-                    and self.clock
-                    and game
-                    and turn == len(game.turns)
-                ):
-                    self.clock.delivered(conn.seat, now)
+                self.delivered(conn_id, turn, now)
             case Join():
                 self.out.reply = self._join(command, now)
             case StartBy(token=token):
@@ -303,9 +294,24 @@ class Table:
             if rtt.network_ms is not None:
                 link.network_rtt(rtt.network_ms, now)
 
+    def delivered(self, conn_id: int, turn: int, now: float) -> None:
+        """The trigger of turn ``turn`` was handed to connection ``conn_id``'s socket at
+        ``now``: its seat's clock of the round starts (nothing is stored or told: the
+        runner's shortcut past :meth:`handle`, which does the same for a :class:`Sent`)."""
+        conn = self.conns.get(conn_id)
+        game = self.game
+        if conn and conn.seat is not None and self.clock and game and turn == len(game.turns):
+            self.clock.delivered(conn.seat, now)
+
     @property
     def wake_at(self) -> float | None:
         """When the table must be handed a :class:`Tick`, or None."""
+        if self.state == "playing" and not self.bot_plans:  # the common case, without lists
+            soonest = self.turn_due
+            for t in (self.hands_due, self.watch_due, turns.round_deadline(self)):
+                if t is not None and (soonest is None or t < soonest):
+                    soonest = t
+            return soonest
         due = [self.turn_due, self.hands_due, self.watch_due, turns.round_deadline(self)]
         if self.bot_plans:
             due.append(self.bot_plans[0][0])
@@ -459,6 +465,15 @@ class Table:
     def live(self) -> bool:
         """A public game being played: one for the Live now list."""
         return self.options.public and self.state == "playing"
+
+    def listing_key(self) -> tuple[Any, ...]:
+        """What :meth:`info` holds that can change while a game is played, cheap to take:
+        the same key, the same info (a node's hundreds of live games are not made into
+        infos every time it publishes its list)."""
+        return (self.state, self.games_played, len(self.watchers), self.game_id, self.host,
+                id(self.options),
+                tuple((s.name, s.conn is None, s.too_fast, s.rating, s.player, s.ready,
+                       s.rematch, s.bot_account, s.kind, s.level) for s in self.seats))  # fmt: skip
 
     def _turn_left(self, now: float) -> int | None:
         game = self.game

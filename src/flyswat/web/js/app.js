@@ -9,6 +9,8 @@
 //   /?ratings         how ratings work
 //   /?live            Live now: the public games being played, the best-rated first
 //   /?table=CODE&watch  a table watched as a spectator (whatever seat this browser holds)
+//   /?arena[=ID]      the arenas; one arena: join, its standings, its winner
+//   /?table=CODE&arena=ID  a table of an arena: its next table opens when paired again
 
 import { apply, language, onLanguage, preferredLanguage, setLanguage, t } from "./i18n.js";
 import { navigate } from "./ui.js";
@@ -24,6 +26,7 @@ import { ratingsPage } from "./ratings.js";
 import { me } from "./identity.js";
 import { keysOverlay } from "./keys.js";
 import { livePage } from "./live.js";
+import { arenaBar, arenaPage, arenasPage } from "./arena.js";
 
 const SPEAKER = {
   on: "M4 9v6h4l5 4V5L8 9zm12.5 3a4.5 4.5 0 0 0-2.5-4v8a4.5 4.5 0 0 0 2.5-4zM14 3.2v2.1a7 7 0 0 1 0 13.4v2.1a9 9 0 0 0 0-17.6z",
@@ -49,6 +52,22 @@ function soundSwitch() {
 
 let current = null;
 
+/** A table page of an arena: the arena's bar above it, left with it. */
+function withArena(page, app, id, code) {
+  const bar = arenaBar(app, id, code, () => page.game.state.table?.state);
+  return {
+    ...page,
+    relabel: () => {
+      page.relabel();
+      bar.relabel();
+    },
+    leave: () => {
+      bar.leave();
+      page.leave();
+    },
+  };
+}
+
 let shown = location.href; // the address of the page on screen
 
 function route() {
@@ -59,7 +78,9 @@ function route() {
   app.innerHTML = "";
   if (params.has("table")) {
     const raw = params.get("table");
-    current = tablePage(app, tableCode(raw) || raw.trim().toUpperCase(), { watch: params.has("watch") });
+    const code = tableCode(raw) || raw.trim().toUpperCase();
+    current = tablePage(app, code, { watch: params.has("watch") });
+    if (params.get("arena")) current = withArena(current, app, params.get("arena"), code);
   } else if (params.has("replay")) current = replayPage(app, params.get("replay"));
   else if (params.has("learn")) current = rulesPage(app);
   else if (params.has("practice")) current = practicePage(app, Number(params.get("practice")) || 1);
@@ -67,6 +88,7 @@ function route() {
   else if (params.has("leaderboard")) current = leaderboardPage(app);
   else if (params.has("ratings")) current = ratingsPage(app);
   else if (params.has("live")) current = livePage(app);
+  else if (params.has("arena")) current = params.get("arena") ? arenaPage(app, params.get("arena")) : arenasPage(app);
   else current = homePage(app);
   apply(app);
 }
@@ -90,7 +112,7 @@ async function main() {
     // A live game goes on without you (your turns played for you): ask before leaving it.
     if (current?.live?.() && !window.confirm(t("table.leaveConfirm"))) return;
     const profile = me() ? `?player=${encodeURIComponent(me().player)}` : "?player"; // none yet: says so
-    navigate({ replay: "?replay", learn: "?learn", leaderboard: "?leaderboard", live: "?live", profile }[a.dataset.nav] || "");
+    navigate({ replay: "?replay", learn: "?learn", leaderboard: "?leaderboard", live: "?live", arena: "?arena", profile }[a.dataset.nav] || "");
   });
   window.addEventListener("popstate", () => {
     // Back, from a live game: asked as the header's links ask; refused, the table stays.

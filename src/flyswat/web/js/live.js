@@ -5,7 +5,7 @@
 
 import { t, playerName } from "./i18n.js";
 import { api, Connection } from "./net.js";
-import { botMark, esc, errorText, navigate } from "./ui.js";
+import { botMark, esc, listPage, navigate } from "./ui.js";
 import { GameManager } from "./game.js";
 
 /** How often the live games are asked for again while they are shown. */
@@ -30,49 +30,8 @@ function gameRow(g) {
 
 /** The Live now page (?live). */
 export function livePage(app) {
-  let games = null;
-  let error = null;
-  let shown = true;
-  let timer = null;
-  const draw = () => {
-    const body = error
-      ? `<p class="error-text">${esc(errorText(error))}</p>`
-      : games === null
-        ? `<p class="muted">${esc(t("table.connecting"))}</p>`
-        : games.length
-          ? `<ul class="seat-list live-list">${games.map(gameRow).join("")}</ul>`
-          : `<p class="muted" id="live-none">${esc(t("live.none"))}</p>`;
-    app.innerHTML = `<div class="page live"><section class="card-box"><h1>${esc(t("live.title"))}</h1>
-      <p class="muted">${esc(t("live.intro"))}</p>${body}</section></div>`;
-  };
-  const refresh = async () => {
-    try {
-      games = (await api.live()).games;
-      error = null;
-    } catch (err) {
-      error = games === null ? err.code : null; // a list already shown waits for the next try
-    }
-    if (!shown) return;
-    draw();
-    timer = setTimeout(refresh, POLL_MS);
-  };
-  const onClick = (ev) => {
-    const a = ev.target.closest("a[data-watch]");
-    if (!a) return;
-    ev.preventDefault();
-    navigate(watchUrl(a.dataset.watch));
-  };
-  app.addEventListener("click", onClick);
-  draw();
-  refresh();
-  return {
-    relabel: draw,
-    leave: () => {
-      shown = false;
-      clearTimeout(timer);
-      app.removeEventListener("click", onClick);
-    },
-  };
+  return listPage(app, { key: "live", page: "live", load: async () => (await api.live()).games,
+                         row: gameRow, link: "watch", url: watchUrl, everyMs: POLL_MS });
 }
 
 /** An input that listens to nothing: the TV is watched, not played. */

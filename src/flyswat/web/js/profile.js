@@ -8,6 +8,7 @@ import { botMark, errorText, esc, navigate, showError } from "./ui.js";
 import { me, players, recordUrl } from "./identity.js";
 import { provisionalMark } from "./rematch.js";
 import { challenge, challengeButton } from "./challenge.js";
+import { arenaResultsHtml } from "./arena.js";
 
 /** A small SVG line of values over games (oldest first); "" with fewer than two. */
 export function sparkline(values, { width = 320, height = 80, label = "" } = {}) {
@@ -57,6 +58,7 @@ export function profilePage(app, id) {
   let games = [];
   let next = null;
   let code = null;
+  let arenas = null;
   const mine = me()?.player === id;
 
   function draw() {
@@ -95,6 +97,7 @@ export function profilePage(app, id) {
           <tbody>${games.map(gameRow).join("")}</tbody></table></div>` : `<p class="muted">${esc(t("players.noGames"))}</p>`}
         ${next ? `<button class="btn secondary" data-more>${esc(t("players.more"))}</button>` : ""}
       </section>
+      ${arenaResultsHtml(arenas)}
       ${mine ? `<section class="card-box"><h2>${esc(t("players.moveTitle"))}</h2><p class="muted">${esc(t("players.moveIntro"))}</p>
         ${code ? `<p class="claim-code" data-claim-code>${esc(code)}</p><p class="muted">${esc(t("players.moveCodeNote"))}</p>` : `<button class="btn secondary" data-make-code>${esc(t("players.makeCode"))}</button>`}
       </section>` : ""}
@@ -103,7 +106,11 @@ export function profilePage(app, id) {
 
   async function load() {
     try {
-      [profile, { games, next }] = await Promise.all([players.profile(id), players.games(id)]);
+      [profile, { games, next }, arenas] = await Promise.all([
+        players.profile(id),
+        players.games(id),
+        players.arenaResults(id).catch(() => null), // without them, the rest of the profile
+      ]);
       draw();
     } catch (err) {
       app.innerHTML = `<div class="page"><section class="card-box"><p class="error-text">${esc(errorText(err.code))}</p></section></div>`;

@@ -73,3 +73,55 @@ export function announce(text) {
   const el = document.getElementById("announce");
   if (el) el.textContent = text;
 }
+
+/**
+ * A page that lists what `load()` gives, asked again every `everyMs` while it is shown (Live
+ * now, the arenas): the strings `${key}.title`, `${key}.intro` and `${key}.none`, the list
+ * `ul.${key}-list` of `row(item)`, and a click on a link `a[data-${link}]` goes to `url(its
+ * data-${link})`. A list already shown stays when asking again fails, until the next try.
+ */
+export function listPage(app, { key, page, load, row, link, url, everyMs }) {
+  let items = null;
+  let error = null;
+  let shown = true;
+  let timer = null;
+  const draw = () => {
+    const body = error
+      ? `<p class="error-text">${esc(errorText(error))}</p>`
+      : items === null
+        ? `<p class="muted">${esc(t("table.connecting"))}</p>`
+        : items.length
+          ? `<ul class="seat-list ${key}-list">${items.map(row).join("")}</ul>`
+          : `<p class="muted" id="${key}-none">${esc(t(`${key}.none`))}</p>`;
+    app.innerHTML = `<div class="page ${page}"><section class="card-box"><h1>${esc(t(`${key}.title`))}</h1>
+      <p class="muted">${esc(t(`${key}.intro`))}</p>${body}</section></div>`;
+  };
+  const refresh = async () => {
+    try {
+      items = await load();
+      error = null;
+    } catch (err) {
+      error = items === null ? err.code : null;
+    }
+    if (!shown) return;
+    draw();
+    timer = setTimeout(refresh, everyMs);
+  };
+  const onClick = (ev) => {
+    const a = ev.target.closest(`a[data-${link}]`);
+    if (!a) return;
+    ev.preventDefault();
+    navigate(url(a.dataset[link]));
+  };
+  app.addEventListener("click", onClick);
+  draw();
+  refresh();
+  return {
+    relabel: draw,
+    leave: () => {
+      shown = false;
+      clearTimeout(timer);
+      app.removeEventListener("click", onClick);
+    },
+  };
+}
