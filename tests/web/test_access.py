@@ -19,6 +19,7 @@ from playwright.sync_api import Browser, Page, expect
 from .conftest import serve
 from .test_newcomer import PHONE, strings
 from .test_newcomer_table import _create
+from .test_watch import live_game
 
 AXE = Path(__file__).resolve().parent / "vendor" / "node_modules" / "axe-core" / "axe.min.js"
 DESK = {"viewport": {"width": 1366, "height": 768}}
@@ -100,7 +101,7 @@ def _keyboard_game(page: Page, server: str) -> None:
     raise AssertionError("the game did not end")
 
 
-def test_axe_finds_nothing_serious_on_home_lobby_table_end_profile_leaderboard_and_replays(
+def test_axe_finds_nothing_serious_on_home_lobby_table_end_profile_leaderboard_replays_and_live(
     own: str, browser: Browser
 ) -> None:
     for size in (PHONE, DESK):
@@ -128,6 +129,13 @@ def test_axe_finds_nothing_serious_on_home_lobby_table_end_profile_leaderboard_a
         page.click("header a[data-nav=replay]")  # the game just played is listed
         expect(page.locator(".public-games li").first).to_be_visible()
         _axe(page, "replays")
+        code = live_game(own, "normal", 0)  # Live now lists it (a phone reaches it by address)
+        page.goto(own + "/?live")
+        expect(page.locator(f".live-list li[data-code='{code}']")).to_be_visible()
+        _axe(page, "live")
+        page.goto(own + f"/?table={code}&watch")
+        expect(page.locator(".watching")).to_be_visible()
+        _axe(page, "watching")
         page.context.close()
 
 

@@ -29,7 +29,8 @@ def _as(browser: Browser, who: dict[str, Any]) -> BrowserContext:
 def test_a_challenge_from_a_profile_is_accepted_from_the_home_page(
     server: str, browser: Browser
 ) -> None:
-    ines, jonas = _register(server, "Ines"), _register(server, "Jonas")
+    # Names no other test on this server takes (a second "Ines" is shown "Ines #Z5D").
+    ines, jonas = _register(server, "Ines Duel"), _register(server, "Jonas")
     one, two = _as(browser, ines), _as(browser, jonas)
     challenger, challenged = one.new_page(), two.new_page()
     errors: list[str] = []
@@ -44,7 +45,7 @@ def test_a_challenge_from_a_profile_is_accepted_from_the_home_page(
 
     challenged.goto(server + "/")
     invitation = challenged.locator("#challenges li[data-state=open]")
-    expect(invitation).to_contain_text("Ines challenges you")
+    expect(invitation).to_contain_text("Ines Duel challenges you")
     invitation.locator("[data-accept]").click()
     expect(challenged.locator(".lobby")).to_be_visible()
     expect(challenger.locator(".seat-list li[data-seat='1'] .who")).to_contain_text("Jonas")

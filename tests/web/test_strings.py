@@ -95,3 +95,13 @@ def test_the_intros_speak_to_one_player_throughout() -> None:
     assert not re.search(r"\bDad\b|\bhaced\b", strings("es")["home.intro"])
     assert not re.search(r"\bDeckt\b|\bhaut\b|\beuch\b", strings("de")["home.intro"])
     assert "por ti" not in strings("pt")["table.autoReveal"]
+
+
+def test_portuguese_speaks_to_the_player_as_tu_in_european_portuguese_throughout() -> None:
+    """The game says "tu" in Portugal's Portuguese ("Vira", "ganhaste", "ficheiro"); the pages
+    added later had Brazil's "você" beside it ("Você" in the header, "Comece já", "arquivo de
+    registro", the turns of one who leaves "played by you")."""
+    pt = strings("pt")
+    brazil = re.compile(r"\b(você|vocês|arquivo|registro|esperando|aperte|Comece|Crie|Use)\b", re.I)
+    assert sorted(k for k, v in pt.items() if brazil.search(v)) == []
+    assert "por você" not in pt["table.leaveConfirm"]

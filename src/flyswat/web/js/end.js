@@ -11,6 +11,7 @@ export function endHtml(s, sc) {
   if (!res) return "";
   const order = res.places.map((place, seat) => ({ place, seat })).sort((a, b) => a.place - b.place || a.seat - b.seat);
   const shared = (place) => res.places.filter((p) => p === place).length > 1;
+  const rated = !s.table?.practice; // the practice game moves no rating: no column for one
   const rows = order
     .map(({ place, seat }) => {
       const name = playerName(sc.seats[seat], seat);
@@ -19,7 +20,7 @@ export function endHtml(s, sc) {
         <td class="place${shared(place) ? " tie" : ""}">${esc(t("end.place", { n: place }))}${shared(place) ? ` <small>${esc(t("end.tie"))}</small>` : ""}</td>
         <td class="who"><span class="seat-no" style="background:${SEAT_COLOURS[seat % SEAT_COLOURS.length]}">${seat + 1}</span> <span class="name">${esc(name)}</span>${botMark(sc.seats[seat].botAccount)}${you}</td>
         <td class="num points">${res.points[seat]}</td><td class="num flies">${res.flies[seat]}</td>
-        <td class="num rating-delta">${deltaHtml(s, seat)}</td></tr>`;
+        ${rated ? `<td class="num rating-delta">${deltaHtml(s, seat)}</td>` : ""}</tr>`;
     })
     .join("");
   const winners = order.filter((o) => o.place === 1).map((o) => playerName(sc.seats[o.seat], o.seat));
@@ -33,7 +34,7 @@ export function endHtml(s, sc) {
       <table class="scores">
         <thead><tr><th>${esc(t("end.placeHead"))}</th><th>${esc(t("end.player"))}</th>
           <th class="num">${esc(t("end.points"))}</th><th class="num">${esc(t("end.flies"))}</th>
-          <th class="num delta-col">${esc(t("end.rating"))}</th></tr></thead>
+          ${rated ? `<th class="num delta-col">${esc(t("end.rating"))}</th>` : ""}</tr></thead>
         <tbody>${rows}</tbody>
       </table>
       ${s.fair === undefined ? "" : `<p class="fair ${s.fair ? "ok" : "bad"}">${esc(t(s.fair ? "end.fair" : "end.unfair"))}</p>`}

@@ -45,11 +45,12 @@ export function rulesPage(app) {
     </div>`;
   };
   draw();
-  app.addEventListener("click", (ev) => {
+  const onClick = (ev) => {
     const b = ev.target.closest("[data-go]");
     if (b) navigate(b.dataset.go === "practice" ? "?practice" : "");
-  });
-  return { relabel: draw };
+  };
+  app.addEventListener("click", onClick); // #app outlives the page: taken off when it goes
+  return { relabel: draw, leave: () => app.removeEventListener("click", onClick) };
 }
 
 /** The coach's words for a practice event. */

@@ -119,6 +119,7 @@ export function profilePage(app, id) {
 
   app.addEventListener("click", onClick);
   async function onClick(ev) {
+    if (ev.defaultPrevented) return; // the click that opened this page, followed already
     const page = ev.target.closest("a[data-page]");
     if (page) {
       ev.preventDefault();

@@ -68,6 +68,7 @@ export class HTMLRenderer {
     this.root.replaceChildren(...holder.childNodes);
     if (extra) this.root.insertAdjacentHTML("beforeend", extra);
     this.focusEnd(s, focused);
+    this.reacts(s); // its bar takes room from the centre: there before the cards are sized
     fitCentre(this.root);
     if (!s.resolved) clearMoves();
     else if (s.resolved !== this.lastResolved && now < s.resolved.until) {
@@ -82,7 +83,6 @@ export class HTMLRenderer {
       } else this.countdown(s);
     }
     this.reaction(s);
-    this.reacts(s);
   }
 
   /** The quick reactions' bar (or only its mute switch, for a spectator) and the bubbles by the seats. */
@@ -128,7 +128,10 @@ export class HTMLRenderer {
     const r = s.round;
     const el = this.root.querySelector(".countdown");
     if (!r || !el || r.paintedAt === null) return;
-    el.hidden = false;
+    if (el.hidden) {
+      el.hidden = false;
+      fitCentre(this.root); // the bar's row is taken from the centre's
+    }
     const bar = el.querySelector(".bar");
     const secs = el.querySelector(".secs");
     cancelAnimationFrame(this.frame);

@@ -48,11 +48,13 @@ export function navigate(search) {
   window.dispatchEvent(new Event("flyswat:navigate"));
 }
 
-/** Links marked data-page under root go to their page without a reload; returns the way to stop. */
+/** Links marked data-page under root go to their page without a reload; returns the way to stop.
+ * A click another page's handler already followed is not followed again: the page it opens
+ * may listen on the same root while that click still bubbles through it (two steps of Back). */
 export function followPageLinks(root) {
   const onClick = (ev) => {
     const a = ev.target.closest("a[data-page]");
-    if (!a) return;
+    if (!a || ev.defaultPrevented) return;
     ev.preventDefault();
     navigate(a.dataset.page);
   };
