@@ -48,6 +48,8 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 STALL_TELL_S = 0.1
 
 stall_log = logging.getLogger("flyswat.stall")
+#: Where the loop's thread is when it waits for events (uvloop's wait is in C, under these).
+IDLE = frozenset({"run_until_complete", "run_forever", "select", "_run_once"})
 
 
 def watch_stalls(beat: list[float], main: int, tell_s: float, stop: threading.Event) -> None:
@@ -64,9 +66,14 @@ def watch_stalls(beat: list[float], main: int, tell_s: float, stop: threading.Ev
         if frame is None:
             return
         told = last
+        late_ms = (time.perf_counter() - last) * 1000
+        if frame.f_code.co_name in IDLE:  # waiting for events: the process had no core
+            stall_log.warning("the event loop has not run for %.0f ms, idle: the process "
+                              "was not given a core (a busy machine)", late_ms)  # fmt: skip
+            continue
         stack = "".join(traceback.format_stack(frame, limit=12))
         stall_log.warning("the event loop has not run for %.0f ms; it is in:\n%s",
-                          (time.perf_counter() - last) * 1000, stack)  # fmt: skip
+                          late_ms, stack)  # fmt: skip
 
 
 class _Now(Collector):
