@@ -10,6 +10,7 @@ export function leaderboardPage(app) {
   let board = null;
   let programs = null; // the bot accounts' own board
   const mine = me()?.player;
+  let shown = true; // an answer that comes after the page was left draws nothing
 
   const rowsOf = (list) =>
     list
@@ -21,7 +22,7 @@ export function leaderboardPage(app) {
       .join("");
 
   function draw() {
-    if (!board) return;
+    if (!board || !shown) return;
     const rows = rowsOf(board.players);
     const botRows = programs ? rowsOf(programs.players) : "";
     const bots = Object.entries(board.bots)
@@ -51,7 +52,11 @@ export function leaderboardPage(app) {
       draw();
     })
     .catch((err) => {
-      app.innerHTML = `<div class="page"><p class="error-text">${esc(errorText(err.code))}</p></div>`;
+      if (shown) app.innerHTML = `<div class="page"><p class="error-text">${esc(errorText(err.code))}</p></div>`;
     });
-  return { relabel: draw, leave: stop };
+  const leave = () => {
+    shown = false;
+    stop();
+  };
+  return { relabel: draw, leave };
 }

@@ -104,6 +104,8 @@ export function profilePage(app, id) {
     </div>`;
   }
 
+  let shown = true;
+
   async function load() {
     try {
       [profile, { games, next }, arenas] = await Promise.all([
@@ -111,9 +113,9 @@ export function profilePage(app, id) {
         players.games(id),
         players.arenaResults(id).catch(() => null), // without them, the rest of the profile
       ]);
-      draw();
+      if (shown) draw();
     } catch (err) {
-      app.innerHTML = `<div class="page"><section class="card-box"><p class="error-text">${esc(errorText(err.code))}</p></section></div>`;
+      if (shown) app.innerHTML = `<div class="page"><section class="card-box"><p class="error-text">${esc(errorText(err.code))}</p></section></div>`;
     }
   }
 
@@ -143,5 +145,11 @@ export function profilePage(app, id) {
     }
   }
   load();
-  return { relabel: draw, leave: () => app.removeEventListener("click", onClick) };
+  return {
+    relabel: draw,
+    leave: () => {
+      shown = false; // an answer that comes after the page was left draws nothing
+      app.removeEventListener("click", onClick);
+    },
+  };
 }

@@ -42,9 +42,13 @@ export function showError(err) {
   toast(errorText(err?.code || "unknown"), "error");
 }
 
-/** Go to another page of the client without reloading (?table=…, ?replay=…). */
+/** Go to another page of the client without reloading (?table=…, ?replay=…). The page shown
+ * already is drawn again in place, never one more step of Back (a click that two listeners
+ * follow, one of them the page it just opened, is one step whatever their order). */
 export function navigate(search) {
-  history.pushState(null, "", search || location.pathname);
+  const target = new URL(search || location.pathname, location.href);
+  if (target.href === location.href) history.replaceState(history.state, "", target.href);
+  else history.pushState(null, "", target.href);
   window.dispatchEvent(new Event("flyswat:navigate"));
 }
 
