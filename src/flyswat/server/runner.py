@@ -108,10 +108,9 @@ class Runner:
         #: Wall-clock time each table in memory came to this node (the lobby's order).
         self.born: dict[str, float] = {}
         self._published: dict[str, bytes | None] = {}  # the lobby entries last published
-        #: A live game's :meth:`~flyswat.table.core.Table.listing_key` when its published
-        #: entry was made, and the keys of the entries of the last :meth:`lobby_changes`.
-        self._listing_keys: dict[str, tuple[Any, ...]] = {}
-        self._keys_taken: dict[str, tuple[Any, ...] | None] = {}
+        #: A live game's entry as last made, by its :meth:`~flyswat.table.core.Table.
+        #: listing_key`: made again only when the key changes.
+        self._entries: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {}
         self._orphaned: dict[str, float] = {}  # when each unowned table was first seen
         #: Tables handed over (shut down) or lost (fenced): commands are not taken.
         self.draining = False
@@ -457,7 +456,7 @@ class Runner:
             table = self.tables.pop(code, None)
             self.born.pop(code, None)
             self._published.pop(code, None)  # its entry is the new owner's to change now
-            self._listing_keys.pop(code, None)
+            self._entries.pop(code, None)
             for entry in self._untold.pop(code, ()):  # an HTTP command waiting: try again
                 if entry.told is not None and not entry.told.done():
                     gone = IllegalActionError("the table moved to another node: try again", "moved")
@@ -486,43 +485,43 @@ class Runner:
         listed. ``fill_at`` (wall-clock s) stands for the bots' countdown."""
         now, wall = self.clock(), time.time()
         changes: dict[str, dict[str, Any] | None] = {}
-        keys = self._listing_keys
-        self._keys_taken.clear()
         for code, table in self.tables.items():
-            listed = table.listed()
-            if listed or table.live():
-                # A live game's entry is made again only when what it shows changed (a
-                # lobby's has a countdown in it: always).
-                key = None if listed else table.listing_key()
-                if key is not None and keys.get(code) == key and code in self._published:
-                    continue
-                info = table.info(now).model_dump()
-                fill = info.pop("fill_in_ms", None)
-                info["fill_at"] = None if fill is None else round(wall + fill / 1000, 1)
-                text = orjson.dumps(info)
-                self._keys_taken[code] = key
-                if self._published.get(code) != text:
-                    changes[code] = info
-                elif key is not None:
-                    keys[code] = key
-            elif self._published.get(code) is not None:
-                changes[code] = None
+            if table.listed():  # a lobby's entry has a countdown in it: made every time
+                info = self._entry(table, now, wall)
+            elif table.live():
+                key, made = table.listing_key(), self._entries.get(code)
+                if made is None or made[0] != key:
+                    made = self._entries[code] = (key, self._entry(table, now, wall))
+                info = made[1]
+            else:
+                self._entries.pop(code, None)
+                if self._published.get(code) is not None:
+                    changes[code] = None
+                continue
+            if self._published.get(code) != orjson.dumps(info):
+                changes[code] = info
         for code, was in self._published.items():
             if code not in self.tables and was is not None:
                 changes[code] = None
+        for code in [c for c in self._entries if c not in self.tables]:
+            del self._entries[code]  # the table left this node
         return changes
+
+    @staticmethod
+    def _entry(table: Table, now: float, wall: float) -> dict[str, Any]:
+        """``table``'s entry in the shared list: its info, ``fill_at`` for the countdown."""
+        info = table.info(now).model_dump()
+        fill = info.pop("fill_in_ms", None)
+        info["fill_at"] = None if fill is None else round(wall + fill / 1000, 1)
+        return info
 
     def published(self, changes: dict[str, dict[str, Any] | None]) -> None:
         """``changes`` (:meth:`lobby_changes`) are published."""
         for code, info in changes.items():
-            key = self._keys_taken.pop(code, None)
             if info is None:
                 self._published.pop(code, None)
-                self._listing_keys.pop(code, None)
             else:
                 self._published[code] = orjson.dumps(info)
-                if key is not None:
-                    self._listing_keys[code] = key
 
     async def hand_over(self) -> None:
         """Stop taking commands, store what is pending, give every table up for another
