@@ -21,7 +21,7 @@ step (or every step with ``--profile``) py-spy samples the server for ``--profil
 just after the window, under the same load, and the top functions are printed.
 
 The row's ``GC`` column is the server's full garbage collections in the window and the
-longest pause (ms). The server since issue 20 runs none (``flyswat.server.app._collect``
+longest pause (ms). The server since issue 20 runs none (``flyswat.server.serve.collect``
 freezes what survives young collections); an older one (``--server-src``) ran one every 2
 minutes, which a 60-s window holds or not depending on when it falls (``--warmup`` moves the
 window later), some 400–500 ms at 2,000 players, enough to decide a p99.

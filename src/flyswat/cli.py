@@ -12,7 +12,7 @@ import sys
 
 #: subcommand -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "serve": ("flyswat.server.app", "run the game server: play in the browser"),
+    "serve": ("flyswat.server.serve", "run the game server: play in the browser"),
     "simulate": ("flyswat.sim.reference", "play many bot games and summarise them"),
     "verify": ("flyswat.record", "check game records against the rules"),
     "fairplay": ("flyswat.server.operator", "list the players under fair-play review"),

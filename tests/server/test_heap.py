@@ -1,5 +1,5 @@
 """The server leaves no reference cycle behind a game: the collector never walks its live heap
-(``flyswat.server.app._collect`` freezes survivors), so a finished table, a closed socket and
+(``flyswat.server.serve.collect`` freezes survivors), so a finished table, a closed socket and
 its session must be freed by reference count alone, or they would stay for good."""
 
 from __future__ import annotations

@@ -16,7 +16,6 @@ there to be paired.
 from __future__ import annotations
 
 import asyncio
-import hmac
 import logging
 import re
 import secrets
@@ -35,9 +34,9 @@ from flyswat.errors import FlyswatError, IllegalActionError, MalformedError
 from flyswat.players import arena as core
 from flyswat.players.ratings import Rating
 from flyswat.server import arena_store as store
+from flyswat.server import operator, replies
 from flyswat.server import players_store as ps
-from flyswat.server.players_routes import Caller, Players, _error, _player_id
-from flyswat.server.transport import error_body
+from flyswat.server.players_routes import Caller, Players, _player_id
 from flyswat.table.io import Join
 
 log = logging.getLogger(__name__)
@@ -129,7 +128,7 @@ class ArenaRoutes:
         return p.Seated(**orjson.loads(bytes(reply.body)))
 
     async def _caller(self, request: Request) -> tuple[Caller, str]:
-        body = await self.players.body(request, p.PlayerAuth)
+        body = await replies.body(request, p.PlayerAuth)
         me = await self.players.who(body.player, body.secret)
         assert me is not None
         return me, body.secret
@@ -195,11 +194,8 @@ class ArenaRoutes:
 
     async def create(self, request: Request) -> Response:
         """``POST /api/operator/arenas`` (``Authorization: Bearer`` the operator's secret)."""
-        given = request.headers.get("authorization", "").encode()
-        if self.expected is None or not hmac.compare_digest(given, self.expected):
-            body = error_body("bad_secret", "the operator's secret is needed (Authorization)")
-            return JSONResponse(body, status_code=403)
-        new = await self.players.body(request, p.NewArena)
+        operator.check(request, self.expected)
+        new = await replies.body(request, p.NewArena)
         name = " ".join(new.name.split())
         if not name or not name.isprintable():
             raise MalformedError("an arena's name is 1 to 32 printable characters", "bad_name")
@@ -212,28 +208,18 @@ class ArenaRoutes:
         return JSONResponse(p.ArenaInfo(**info).model_dump(), status_code=201)
 
     def routes(self) -> list[Route]:
-        """The routes, each answering a refused request with its error (the operator's
-        route only when an operator's secret is set)."""
-
-        def guarded(handler: Any) -> Any:
-            async def route(request: Request) -> Response:
-                try:
-                    return await handler(request)  # type: ignore[no-any-return]
-                except FlyswatError as e:
-                    return _error(e)
-
-            return route
-
+        """The routes (a refused request raises: :func:`flyswat.server.replies.refused`);
+        the operator's route only when an operator's secret is set."""
         out = [
-            Route("/api/arenas", guarded(self.listing)),
-            Route("/api/arenas/{arena}", guarded(self.view)),
-            Route("/api/arenas/{arena}/join", guarded(self.join), methods=["POST"]),
-            Route("/api/arenas/{arena}/me", guarded(self.me), methods=["POST"]),
-            Route("/api/arenas/{arena}/leave", guarded(self.leave), methods=["POST"]),
-            Route("/api/players/{player}/arenas", guarded(self.results)),
+            Route("/api/arenas", self.listing),
+            Route("/api/arenas/{arena}", self.view),
+            Route("/api/arenas/{arena}/join", self.join, methods=["POST"]),
+            Route("/api/arenas/{arena}/me", self.me, methods=["POST"]),
+            Route("/api/arenas/{arena}/leave", self.leave, methods=["POST"]),
+            Route("/api/players/{player}/arenas", self.results),
         ]
         if self.expected is not None:
-            out.append(Route("/api/operator/arenas", guarded(self.create), methods=["POST"]))
+            out.append(Route("/api/operator/arenas", self.create, methods=["POST"]))
         return out
 
     # -- the pairing loop -------------------------------------------------------------------

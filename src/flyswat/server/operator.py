@@ -12,6 +12,7 @@ look (``--clear ID``: they are rated again).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import hmac
 import json
 import os
@@ -22,8 +23,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from flyswat.errors import IllegalActionError
 from flyswat.server import fairplay_store
-from flyswat.server.transport import error_body
 
 #: The environment variable of the operator's secret (``--operator-secret`` wins).
 SECRET_ENV = "FLYSWAT_OPERATOR_SECRET"
@@ -44,6 +45,14 @@ def operator_secret(given: str | None) -> str | None:
     return secret
 
 
+def check(request: Request, expected: bytes | None) -> None:
+    """Refuse (``bad_secret``) a request without ``expected``, the operator's
+    ``Authorization`` header (None: no secret is set, so nobody is the operator)."""
+    given = request.headers.get("authorization", "").encode()
+    if expected is None or not hmac.compare_digest(given, expected):
+        raise IllegalActionError("the operator's secret is needed (Authorization)", "bad_secret")
+
+
 def routes(engine: Engine, secret: str | None) -> list[Route]:
     """The operator's routes over the store's ``engine``; none when no secret is set."""
     if secret is None:
@@ -51,14 +60,14 @@ def routes(engine: Engine, secret: str | None) -> list[Route]:
     expected = f"Bearer {secret}".encode()
 
     async def fairplay(request: Request) -> Response:
-        given = request.headers.get("authorization", "").encode()
-        if not hmac.compare_digest(given, expected):
-            body = error_body("bad_secret", "the operator's secret is needed (Authorization)")
-            return JSONResponse(body, status_code=403)
+        check(request, expected)
         everyone = request.query_params.get("all") == "1"
-        with engine.connect() as conn:
-            rows = fairplay_store.listing(conn, everyone=everyone)
-        return JSONResponse({"players": rows})
+
+        def listing() -> list[dict[str, Any]]:
+            with engine.connect() as conn:
+                return fairplay_store.listing(conn, everyone=everyone)
+
+        return JSONResponse({"players": await asyncio.to_thread(listing)})  # SQL off the loop
 
     return [Route("/api/operator/fairplay", fairplay)]
 

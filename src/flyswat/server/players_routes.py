@@ -1,6 +1,6 @@
 """The players' HTTP routes: identities, profiles, games, the leaderboard, Play now.
 
-Thin, as :mod:`flyswat.server.app` is: each parses its input with a :mod:`flyswat.protocol`
+Thin, as :mod:`flyswat.server.routes` is: each parses its input with a :mod:`flyswat.protocol`
 model, reads or writes the store through :mod:`flyswat.server.players_store` in one short
 transaction, and hands table commands to the :class:`~flyswat.server.runner.Runner`. The
 randomness an identity needs (ids, secrets, claim codes) is drawn here, from ``secrets``.
@@ -13,7 +13,7 @@ import asyncio
 import json
 import secrets
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from functools import partial
 from typing import Any, NamedTuple, TypeVar
 
@@ -24,12 +24,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from flyswat import protocol as p
-from flyswat.errors import FlyswatError, IllegalActionError, MalformedError
+from flyswat.errors import IllegalActionError, MalformedError
 from flyswat.players import identity, matching
 from flyswat.players.ratings import BOT_RATINGS, Rating
 from flyswat.rules import MAX_SEATS, MIN_SEATS
 from flyswat.server import challenges_store as cs
 from flyswat.server import players_store as ps
+from flyswat.server import replies
 from flyswat.server.cluster import Owner
 from flyswat.server.limits import AddressBuckets
 from flyswat.server.node import SECRET_HEADER, Forwarder
@@ -45,13 +46,7 @@ MAX_OFFSET = 1_000_000
 #: Play now: seats, cards removed (a half-length game, R6), and the wait before bots fill in.
 PLAY_NOW_SEATS, PLAY_NOW_REMOVE, PLAY_NOW_WAIT_MS = 4, 56, 15_000
 
-Handler = Callable[[Request], Coroutine[Any, Any, Response]]
 T = TypeVar("T")
-BodyReader = Callable[[Request, type[Any]], Coroutine[Any, Any, Any]]
-
-
-def _error(e: FlyswatError) -> JSONResponse:
-    return JSONResponse({"error": e.code, "message": e.message}, status_code=e.status)
 
 
 def _int(request: Request, name: str, default: int | None, low: int, high: int) -> int | None:
@@ -109,7 +104,7 @@ class Players:
     """The players' routes over one runner's store (its engine)."""
 
     def __init__(
-        self, runner: Runner, buckets: AddressBuckets, body: BodyReader,
+        self, runner: Runner, buckets: AddressBuckets,
         play_now_wait_ms: int = PLAY_NOW_WAIT_MS, forwarder: Forwarder | None = None,
     ) -> None:  # fmt: skip
         self.runner = runner
@@ -118,7 +113,6 @@ class Players:
         self.wait_ms = play_now_wait_ms
         self.engine = runner.store.engine
         self.buckets = buckets
-        self.body = body
 
     # -- who the caller is ----------------------------------------------------------------
 
@@ -169,12 +163,12 @@ class Players:
     # -- routes ---------------------------------------------------------------------------
 
     async def register(self, request: Request) -> Response:
-        body = await self.body(request, p.NewPlayer)
+        body = await replies.body(request, p.NewPlayer)
         return await self._new_identity(request, body.name)
 
     async def register_bot(self, request: Request) -> Response:
         """``POST /api/bots``: a bot account, registered by a person with their own identity."""
-        body = await self.body(request, p.NewBot)
+        body = await replies.body(request, p.NewBot)
         owner = await self.who(body.player, body.secret)
         assert owner is not None
         if owner.bot:
@@ -229,7 +223,7 @@ class Players:
                                           next=nxt).model_dump())  # fmt: skip
 
     async def claim_code(self, request: Request) -> Response:
-        body = await self.body(request, p.PlayerAuth)
+        body = await replies.body(request, p.PlayerAuth)
         await self.who(body.player, body.secret)
         code = "".join(secrets.choice(identity.CLAIM_ALPHABET)
                        for _ in range(identity.CLAIM_LENGTH))  # fmt: skip
@@ -239,7 +233,7 @@ class Players:
         return JSONResponse(p.ClaimCode(code=shown, expires_in_s=identity.CLAIM_TTL_S).model_dump())
 
     async def claim(self, request: Request) -> Response:
-        body = await self.body(request, p.Claim)
+        body = await replies.body(request, p.Claim)
         self._limited(request)
         code = identity.clean_claim(body.code)
         secret = secrets.token_urlsafe(24)
@@ -287,7 +281,7 @@ class Players:
             if reply.status_code != 503:
                 return reply
             request = _replayed(request, raw)  # that node is going: seat them here
-        body = await self.body(request, p.PlayerAuth)
+        body = await replies.body(request, p.PlayerAuth)
         me = await self.who(body.player, body.secret)
         assert me is not None
         if me.bot:  # Play now's tables take no bot account: a person there chose no program
@@ -313,7 +307,7 @@ class Players:
                 "remove": PLAY_NOW_REMOVE, "autofill_ms": self.wait_ms})  # fmt: skip
             table, seat, token = await self.runner.create(create, player=pid, rating=rating,
                                                           key=body.secret)  # fmt: skip
-        return _seated_reply(table, seat, token)
+        return replies.seated(table, seat, token)
 
     async def _play_now_here(
         self, pid: str, name: str, rating: int, secret: str | None
@@ -329,7 +323,7 @@ class Players:
         if table is None:
             return None
         seat, token = (await self.runner.act(table, Join(name, pid, rating, key=secret))).reply
-        return _seated_reply(table, seat, token)
+        return replies.seated(table, seat, token)
 
     def _matchmaker(self) -> Owner | None:
         """The node where Play now seats its players now, if not this one (nor a request
@@ -367,7 +361,7 @@ class Players:
         """``POST /api/challenges``: a private table of two seats hosted by the challenger,
         its free seat kept for the player challenged (``TableOptions.reserved``); an open
         challenge of theirs to the same player is answered again instead."""
-        body = await self.body(request, p.NewChallenge)
+        body = await replies.body(request, p.NewChallenge)
         _valid_id(body.opponent)
         me = await self.who(body.player, body.secret)
         assert me is not None
@@ -392,14 +386,14 @@ class Players:
             cid = secrets.token_urlsafe(12)
             await self.db(lambda conn: cs.add(conn, cid, me.id, body.opponent, table.code, now),
                           write=True)  # fmt: skip
-            seat = orjson.loads(bytes(_seated_reply(table, at, token).body))
+            seat = orjson.loads(bytes(replies.seated(table, at, token).body))
         made = await self.db(lambda conn: cs.one(conn, cid, now))
         reply = p.ChallengeMade(challenge=p.Challenge(**made), seat=p.Seated(**seat))
         return JSONResponse(reply.model_dump(), status_code=201)
 
     async def my_challenges(self, request: Request) -> Response:
         """``POST /api/challenges/mine``: the open challenges to the caller, and theirs."""
-        body = await self.body(request, p.PlayerAuth)
+        body = await replies.body(request, p.PlayerAuth)
         me = await self.who(body.player, body.secret)
         assert me is not None
         incoming, outgoing = await self.db(lambda conn: cs.of(conn, me.id, time.time()))
@@ -410,7 +404,7 @@ class Players:
     async def accept(self, request: Request) -> Response:
         """``POST /api/challenges/{id}/accept``: the player challenged takes the seat kept
         for them (their seat and token, as a join's)."""
-        body = await self.body(request, p.PlayerAuth)
+        body = await replies.body(request, p.PlayerAuth)
         me = await self.who(body.player, body.secret)
         assert me is not None
         cid, now = str(request.path_params["challenge"]), time.time()
@@ -423,7 +417,7 @@ class Players:
     async def decline(self, request: Request) -> Response:
         """``POST /api/challenges/{id}/decline``: the challenge, declined (the challenger
         sees it so in theirs)."""
-        body = await self.body(request, p.PlayerAuth)
+        body = await replies.body(request, p.PlayerAuth)
         me = await self.who(body.player, body.secret)
         assert me is not None
         cid, now = str(request.path_params["challenge"]), time.time()
@@ -438,7 +432,7 @@ class Players:
         if isinstance(found, Table):
             seat, token = (await self.runner.act(found, Join(me.name, me.id, me.rating,
                                                              key=secret))).reply  # fmt: skip
-            return _seated_reply(found, seat, token)
+            return replies.seated(found, seat, token)
         if self.forwarder is None:
             raise IllegalActionError("the table is on another node", "moved")
         join = orjson.dumps({"name": me.name, "player": me.id, "secret": secret})
@@ -446,33 +440,23 @@ class Players:
         return await self.forwarder.forward(request, found, join, path=path, method="POST")
 
     def routes(self) -> list[Route]:
-        """The routes, each answering a refused request with its error."""
-
-        def guarded(handler: Handler) -> Handler:
-            async def route(request: Request) -> Response:
-                try:
-                    return await handler(request)
-                except FlyswatError as e:
-                    return _error(e)
-
-            return route
-
+        """The routes (a refused request raises: :func:`flyswat.server.replies.refused`)."""
         return [
-            Route("/api/players", guarded(self.register), methods=["POST"]),
-            Route("/api/players/claim-code", guarded(self.claim_code), methods=["POST"]),
-            Route("/api/players/claim", guarded(self.claim), methods=["POST"]),
-            Route("/api/bots", guarded(self.register_bot), methods=["POST"]),
-            Route("/api/players/{player}", guarded(self.profile)),
-            Route("/api/players/{player}/games", guarded(self.games)),
-            Route("/api/leaderboard", guarded(self.leaderboard)),
-            Route("/api/games", guarded(self.listed)),
-            Route("/api/games/{game}", guarded(self.game)),
-            Route("/api/games/{game}/record", guarded(self.game_record)),
-            Route("/api/play", guarded(self.play_now), methods=["POST"]),
-            Route("/api/challenges", guarded(self.challenge), methods=["POST"]),
-            Route("/api/challenges/mine", guarded(self.my_challenges), methods=["POST"]),
-            Route("/api/challenges/{challenge}/accept", guarded(self.accept), methods=["POST"]),
-            Route("/api/challenges/{challenge}/decline", guarded(self.decline), methods=["POST"]),
+            Route("/api/players", self.register, methods=["POST"]),
+            Route("/api/players/claim-code", self.claim_code, methods=["POST"]),
+            Route("/api/players/claim", self.claim, methods=["POST"]),
+            Route("/api/bots", self.register_bot, methods=["POST"]),
+            Route("/api/players/{player}", self.profile),
+            Route("/api/players/{player}/games", self.games),
+            Route("/api/leaderboard", self.leaderboard),
+            Route("/api/games", self.listed),
+            Route("/api/games/{game}", self.game),
+            Route("/api/games/{game}/record", self.game_record),
+            Route("/api/play", self.play_now, methods=["POST"]),
+            Route("/api/challenges", self.challenge, methods=["POST"]),
+            Route("/api/challenges/mine", self.my_challenges, methods=["POST"]),
+            Route("/api/challenges/{challenge}/accept", self.accept, methods=["POST"]),
+            Route("/api/challenges/{challenge}/decline", self.decline, methods=["POST"]),
         ]
 
 
@@ -529,13 +513,6 @@ def _open(table: Table) -> matching.OpenTable:
 
 def _seated(table: Table, player: str) -> bool:
     return any(s.player == player for s in table.seats)
-
-
-def _seated_reply(table: Table, seat: int, token: str) -> JSONResponse:
-    code = table.code
-    reply = p.Seated(code=code, seat=seat, token=token, host=seat == table.host,
-                     ws_url=f"/ws/{code}", table_url=f"/?table={code}")  # fmt: skip
-    return JSONResponse(reply.model_dump(), status_code=201)
 
 
 def record_text(record: dict[str, Any]) -> str:

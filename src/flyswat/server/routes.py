@@ -1,0 +1,241 @@
+"""The tables' routes: HTTP (create, list, join, start, a table's info and record, health)
+and the WebSocket endpoint, each thin on purpose.
+
+A handler parses its input with the :mod:`flyswat.protocol` models and hands one command to
+its table through the :class:`~flyswat.server.runner.Runner`; a refused request raises
+:class:`~flyswat.errors.FlyswatError`, answered by the application's handler
+(:func:`flyswat.server.replies.refused`). A refused WebSocket message is answered by the
+table itself. See ``docs/PROTOCOL.md``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import time
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket
+
+from flyswat import protocol as p
+from flyswat.bots import LEVELS
+from flyswat.errors import IllegalActionError, MalformedError
+from flyswat.server import node, players_store, replies
+from flyswat.server.cluster import Owner
+from flyswat.server.connection import CLOSE_EXPIRED, CLOSE_MOVED, CLOSE_NOT_FOUND, Session
+from flyswat.server.limits import AddressBuckets, Limits
+from flyswat.server.netinfo import rtt_reader
+from flyswat.server.players_routes import Players
+from flyswat.server.runner import Runner, monotonic_ms
+from flyswat.server.store import Store
+from flyswat.server.transport import PROTOCOL_KEY, client_address, read_body
+from flyswat.table.core import Table
+from flyswat.table.io import Join, StartBy
+
+#: Tables listed per page of ``GET /api/tables``, by default and at most.
+PAGE, MAX_PAGE = 50, 200
+#: Games listed by ``GET /api/live``, by default and at most.
+LIVE, MAX_LIVE = 20, 100
+
+
+class TableRoutes:
+    """The routes of the tables of one node (``runner``)."""
+
+    def __init__(
+        self, runner: Runner, tables: AddressBuckets, limits: Limits, rtt_fronts: frozenset[str],
+        players: Players, forwarder: node.Forwarder | None = None,
+    ) -> None:  # fmt: skip
+        """``tables``: new tables per address; ``rtt_fronts``: the fronts whose round-trip
+        header is believed (:mod:`flyswat.server.netinfo`); ``forwarder``: passes a request
+        for a table of another node to its owner."""
+        self.runner = runner
+        self.tables = tables
+        self.limits = limits
+        self.rtt_fronts = rtt_fronts
+        self.players = players
+        self.forwarder = forwarder
+
+    def routes(self) -> list[Route | WebSocketRoute]:
+        return [
+            Route("/health", self.health),
+            Route("/ready", self.ready),
+            Route("/api/tables", self.create, methods=["POST"]),
+            Route("/api/tables", self.list_tables, methods=["GET"]),
+            Route("/api/live", self.live_games),
+            Route("/api/tables/{code}", self.get_table),
+            Route("/api/tables/{code}/join", self.join, methods=["POST"]),
+            Route("/api/tables/{code}/start", self.start, methods=["POST"]),
+            Route("/api/tables/{code}/record", self.record),
+            WebSocketRoute("/ws/{code}", self.ws),
+        ]
+
+    async def health(self, _: Request) -> JSONResponse:
+        cluster = self.runner.cluster
+        return JSONResponse({"ok": True, "tables": len(self.runner.tables), "pid": os.getpid(),
+                             "node": cluster.node if cluster else None,
+                             "nodes": len(cluster.peers) if cluster else 1})  # fmt: skip
+
+    async def ready(self, _: Request) -> JSONResponse:
+        """Ready: started, its store reachable, not shutting down."""
+        if self.runner.draining or self.runner.writer is None:
+            return JSONResponse({"ready": False}, status_code=503)
+        return JSONResponse({"ready": True})
+
+    async def _here(self, request: Request) -> Table | Response:
+        """The request's table if this node runs it; else the owner's answer to it."""
+        found = await self.runner.table(request.path_params["code"])
+        if isinstance(found, Table):
+            return found
+        if self.forwarder is None:
+            raise IllegalActionError("the table is on another node", "moved")
+        return await self.forwarder.forward(
+            request, found, await read_body(request, p.MAX_MESSAGE_BYTES)
+        )
+
+    async def create(self, request: Request) -> Response:
+        body = await replies.body(request, p.CreateTable)  # a refused body costs no table
+        players = self.players
+        me = await players.who(body.player, body.secret)
+        name = me[1] if me else await players.anonymous_name(body.name)
+        if not self.tables.allow(client_address(request.scope), time.monotonic()):
+            raise IllegalActionError("too many new tables from this address", "too_many_tables")
+        body = body.model_copy(update={"name": name})
+        player, rating = (me[0], me[2]) if me else (None, None)
+        key = body.secret if me else None  # the host's token, as a join's (idempotent)
+        bot = bool(me and me.bot)
+        table, seat, token = await self.runner.create(body, player, rating, key=key, bot=bot)
+        return replies.seated(table, seat, token)
+
+    async def list_tables(self, request: Request) -> JSONResponse:
+        runner = self.runner
+        after = request.query_params.get("after")
+        try:
+            limit = min(MAX_PAGE, max(1, int(request.query_params.get("limit", PAGE))))
+        except ValueError:
+            raise MalformedError("limit is a whole number") from None
+        newest = node.lobby(runner, runner.cluster, await self._shared())
+        if after is not None:  # the page after that table, whether it is still listed or not
+            at = next((t for t, info in newest if info["code"] == after), runner.born.get(after))
+            if at is None and not await asyncio.to_thread(runner.store.exists, after):
+                raise MalformedError(f"after={after!r} is no table of this list", "malformed")
+            newest = [] if at is None else [(t, i) for t, i in newest if t < at]
+        page = [info for _, info in newest[:limit]]
+        more = len(newest) > limit
+        listed = p.TableList(tables=[p.TableInfo.model_validate(t) for t in page],
+                             levels=list(LEVELS),
+                             next=page[-1]["code"] if more and page else None)  # fmt: skip
+        return JSONResponse(listed.model_dump())
+
+    async def _shared(self) -> list[Any]:
+        """The other nodes' entries in the shared list (none when this node is alone)."""
+        cluster = self.runner.cluster
+        if cluster is not None and len(cluster.peers) > 1:
+            return await asyncio.to_thread(cluster.shared.listing)
+        return []
+
+    async def live_games(self, request: Request) -> JSONResponse:
+        raw = request.query_params.get("limit", str(LIVE))
+        if not raw.isdigit() or not 1 <= int(raw) <= MAX_LIVE:
+            raise MalformedError(f"limit is a whole number from 1 to {MAX_LIVE}")
+        games = node.live(self.runner, self.runner.cluster, await self._shared())
+        return JSONResponse(p.LiveList(games=games[: int(raw)], total=len(games)).model_dump())
+
+    async def get_table(self, request: Request) -> Response:
+        table = await self._here(request)
+        if not isinstance(table, Table):
+            return table
+        if table.state == "expired":
+            raise IllegalActionError("this lobby was left unused and has closed", "expired")
+        cluster = self.runner.cluster
+        headers = {"x-flyswat-node-url": cluster.url if cluster else ""}
+        return JSONResponse(table.info(self.runner.clock()).model_dump(), headers=headers)
+
+    async def join(self, request: Request) -> Response:
+        table = await self._here(request)
+        if not isinstance(table, Table):
+            return table
+        body = await replies.body(request, p.JoinTable)
+        players = self.players
+        me = await players.who(body.player, body.secret)
+        # A resent join gets the seat it already holds: by the identity, or the key.
+        if me:
+            join = Join(me[1], me[0], me[2], key=body.secret, bot=me.bot)
+        else:
+            join = Join(await players.anonymous_name(body.name), key=body.request)
+        seat, token = (await self.runner.act(table, join)).reply
+        return replies.seated(table, seat, token)
+
+    async def start(self, request: Request) -> Response:
+        table = await self._here(request)
+        if not isinstance(table, Table):
+            return table
+        body = await replies.body(request, p.StartTable)
+        await self.runner.act(table, StartBy(body.token))
+        return JSONResponse(table.info().model_dump())
+
+    async def record(self, request: Request) -> JSONResponse:
+        code = request.path_params["code"]
+        table = self.runner.tables.get(code)
+        found = table.record if table is not None else None
+        if found is not None and table is not None and found.get("id") != table.game_id:
+            found = None  # a rebuilt table's record from the store may be an earlier game's
+        if found is None:  # the last game of the table (a rematch plays more than one)
+            found, exists = await asyncio.to_thread(_stored_record, self.runner.store, code)
+        else:
+            exists = True
+        if found is not None:
+            return JSONResponse(found)
+        if table is None and not exists:
+            raise IllegalActionError(f"no table {code!r}", "not_found")
+        raise IllegalActionError("the game is not over yet", "not_over")
+
+    async def ws(self, websocket: WebSocket) -> None:
+        runner = self.runner
+        code = websocket.path_params["code"]
+        found = None if runner.draining else await runner.locate(code)
+        if runner.draining or isinstance(found, Owner):
+            url = None
+            if isinstance(found, Owner) and found.url is not None:
+                url = node.socket_url(found.url, code, websocket.headers.get("host"))
+            await websocket.accept()
+            await websocket.send_text(p.Moved(url=url).model_dump_json())
+            with contextlib.suppress(Exception):  # its hello, which crossed the message
+                await asyncio.wait_for(websocket.receive(), 1.0)
+            with contextlib.suppress(Exception):
+                await websocket.close(CLOSE_MOVED)
+            return
+        await self.play(websocket, found)
+
+    async def play(self, ws: WebSocket, table: Table | None) -> None:
+        """Serve one WebSocket of ``table`` (None: no such table) until it closes: once
+        accepted, its protocol hands every message to a :class:`Session` as it reads it."""
+        await ws.accept()
+        code = ws.path_params["code"]
+        if table is None or table.state == "expired":
+            gone = p.Error(code="not_found", message=f"no table {code!r}")
+            if table is not None:
+                gone = p.Error(code="expired", message="this lobby was left unused and has closed")
+            await ws.send_text(gone.model_dump_json())
+            await ws.close(CLOSE_NOT_FOUND if table is None else CLOSE_EXPIRED)
+            return
+        socket = ws.scope.get("extensions", {}).get(PROTOCOL_KEY)
+        if socket is None:
+            raise RuntimeError("serve the app with flyswat.server.transport.uvicorn_config")
+        network = rtt_reader(ws.scope, self.rtt_fronts)
+        session = Session(self.runner, table, socket, self.limits, monotonic_ms, network)
+        await session.ended
+
+
+def _stored_record(store: Store, code: str) -> tuple[dict[str, Any] | None, bool]:
+    """The record of table ``code``'s last game in the store (None: none finished), and
+    whether the table exists at all (a worker thread's job: SQL never runs on the loop)."""
+    with store.engine.connect() as conn:
+        last = players_store.latest_game(conn, code)
+        text = players_store.record_of(conn, last) if last else None
+    found = json.loads(text) if text else store.record(code)
+    return found, found is not None or store.exists(code)

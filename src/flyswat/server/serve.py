@@ -1,0 +1,129 @@
+"""``flyswat serve``: the command line, the workers' boot, the collector's policy, the logs.
+
+The application itself is wired by :func:`flyswat.server.app.build_app`; this module runs it
+in this process (one node), or supervises one process per core sharing the public port
+(:mod:`flyswat.server.workers`), each a node of its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import logging
+import sys
+
+from flyswat.server import operator, settings
+from flyswat.server.app import build_app
+from flyswat.server.store import Store
+from flyswat.server.transport import serve
+
+#: Allocations between young collections (Python's default is 700). Each young collection of
+#: the server costs tens of ms whatever its size, so fewer of them (docs/BENCHMARKS.md).
+GC_THRESHOLD0 = 20_000
+#: Generation-1 collections between two full ones: so many that none runs by itself.
+NO_FULL = 10**9
+
+
+async def collect(freeze_every_s: float = 5.0) -> None:
+    """Keep the garbage collector's pauses off the players' critical path.
+
+    A full collection walks every live object and holds up every table meanwhile (hundreds of
+    ms with thousands of players: docs/BENCHMARKS.md, Load and soak), and so does a
+    collection of everything that survived the last few seconds (20–90 ms at 2,000 players,
+    *The hot path*). So the collector never walks the live heap: young collections run every
+    :data:`GC_THRESHOLD0` allocations as usual, and every few seconds what survived them is
+    frozen out of every later walk (a list splice: no pause). Objects that die by reference
+    count are freed at once as ever, frozen or not; a cycle among frozen objects would stay,
+    so the server makes none that outlive a young collection (a finished table, a closed
+    socket and its session are freed by reference count: ``tests/server/test_heap.py``), and
+    ``/metrics`` counts the frozen objects (``flyswat_gc_frozen_objects``).
+    """
+    gc.set_threshold(GC_THRESHOLD0, 10, NO_FULL)
+    gc.freeze()
+    while True:
+        await asyncio.sleep(freeze_every_s)
+        gc.freeze()
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``flyswat serve``: every field of :class:`flyswat.server.settings.Settings`,
+    each also read from its ``FLYSWAT_`` variable."""
+    settings.add_arguments(parser)
+    parser.add_argument("--worker-slot", type=int, default=None, help=argparse.SUPPRESS)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until interrupted; returns the exit status."""
+    import socket as sockets
+
+    from sqlalchemy.engine import make_url
+
+    from flyswat.server import workers
+
+    conf = settings.Settings.from_args(args)
+    conf.check_extras()
+    count = conf.workers or workers.default_workers()
+    if count > 1 and args.worker_slot is None:
+        db = make_url(conf.db).render_as_string(hide_password=True)
+        print(f"flyswat: open http://{conf.host}:{conf.port}/  (store: {db}; {count} workers "
+              f"on ports {conf.port + 1}-{conf.port + count})", flush=True)  # fmt: skip
+        Store(conf.db).close()  # the schema migrated once, before the workers open it
+        argv = sys.argv[sys.argv.index("serve") + 1 :] if "serve" in sys.argv else []
+        return workers.supervise(_without_workers(argv), count)
+    slot = args.worker_slot
+    listen: list[sockets.socket] | None = None
+    port = conf.port
+    if slot is not None:  # a worker: the shared public port, and its own
+        workers.die_with_parent()
+        port = conf.port + 1 + slot
+        listen = [workers.listening(conf.host, conf.port, shared=True),
+                  workers.listening(conf.host, port, shared=False)]  # fmt: skip
+    node_id = conf.node_id or f"{sockets.gethostname()}:{port}"
+    if conf.node_id and slot is not None:
+        node_id = f"{conf.node_id}/{slot}"
+    url = (conf.advertise or "http://{host}:{port}").format(
+        host=conf.host, port=port, slot="" if slot is None else slot
+    )
+    _logging(conf.log_format)
+    app = build_app(conf.db, bot_pace=conf.bot_pace, jobs=[collect] if conf.gc == "tuned" else [],
+                    limits=conf.limits, rtt_fronts=conf.rtt_header_from,
+                    play_now_wait_ms=round(conf.play_now_wait_s * 1000), node_id=node_id,
+                    node_url=url, redis_url=conf.redis, redis_prefix=conf.redis_prefix,
+                    timings=conf.timings, max_spectators=conf.max_spectators,
+                    operator_secret=operator.operator_secret(conf.operator_secret),
+                    arena_schedule=conf.arena_schedule)  # fmt: skip
+    if slot is None:
+        db = make_url(conf.db).render_as_string(hide_password=True)
+        print(f"flyswat: open http://{conf.host}:{conf.port}/  (store: {db}; node {node_id})",
+              flush=True)  # fmt: skip
+    serve(app, conf.host, conf.port, conf.limits, sockets=listen,
+          before_shutdown=app.state.hand_over,
+          proxies=tuple(sorted(conf.trusted_proxies)))  # fmt: skip
+    return 0
+
+
+def _without_workers(argv: list[str]) -> list[str]:
+    """The command's arguments without ``--workers N`` (the supervisor sets it)."""
+    out, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--workers":
+            skip = True
+        elif not arg.startswith("--workers="):
+            out.append(arg)
+    return out
+
+
+def _logging(kind: str) -> None:
+    """Structured logs: every record one JSON object on stderr (python-json-logger)."""
+    if kind != "json":
+        return
+    from pythonjsonlogger.json import JsonFormatter
+
+    handler = logging.StreamHandler()
+    handler.setFormatter(JsonFormatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.INFO)
