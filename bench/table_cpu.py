@@ -5,7 +5,7 @@ no store — the rhythm of ``shared/LOAD-RHYTHM.md`` played on sans-I/O tables.
 every 2 s per table by the seat to move; on a reveal that opens a slap round each seat slaps
 its highest allowed fly 150–600 ms later and says done; a pong a second per seat; the
 table's timers (hands, the round's close) handed a ``Tick`` when due. Every outcome is
-framed as the runner frames it (``Runner.tell``: a message encoded once for all its
+framed as the runner frames it (``Executor.tell``: a message encoded once for all its
 receivers), so the figure is what the table and the encoding cost a message, the part of
 ``bench/rhythm.py``'s µs per message that is flyswat's own Python rather than the socket's.
 
@@ -34,7 +34,7 @@ REVEAL_EVERY_MS = 2000.0
 
 
 def frame_all(outcome: Outcome) -> int:
-    """Frame an outcome's messages as :meth:`flyswat.server.runner.Runner.tell` does; how
+    """Frame an outcome's messages as :meth:`flyswat.server.executor.Executor.tell` does; how
     many messages went out."""
     frames: dict[int, bytes] = {}
     sent = 0

@@ -143,7 +143,7 @@ async def test_a_clients_own_round_trip_header_and_late_pongs_buy_no_allowance(
                 await ws.send(json.dumps({"type": "pong", "id": msg["id"]}))
                 pongs += 1
         await asyncio.sleep(0.2)
-        link = live.app.state.runner.tables[seated["code"]].seats[seated["seat"]].link
+        link = live.app.state.runner.directory.tables[seated["code"]].seats[seated["seat"]].link
         assert 0 < link.allowance(monotonic_ms()) < JITTER_MS + 5
 
 

@@ -422,7 +422,7 @@ async def test_redis_away_for_a_moment_costs_no_error_and_no_node(
 async def test_a_table_created_while_the_node_checks_what_it_owns_is_not_dropped(
     db_url: str,
 ) -> None:
-    """Attacks the periodic ownership check (``node.keep``): a table created on this node
+    """Attacks the periodic ownership check (``Node.keep``): a table created on this node
     while its ``mine()`` query is on its way must not be taken for lost and dropped (its
     timers stopped, its players sent away, gone from the lobby)."""
     from flyswat.server import node as node_mod
@@ -432,7 +432,7 @@ async def test_a_table_created_while_the_node_checks_what_it_owns_is_not_dropped
     cluster = Cluster(store.engine, "a", "http://127.0.0.1:1")
     runner = Runner(store, bot_pace=0.05, cluster=cluster)
     runner.start()
-    runner.restore()
+    runner.node.restore()
     asking = threading.Event()
     real = cluster.mine
 
@@ -443,14 +443,14 @@ async def test_a_table_created_while_the_node_checks_what_it_owns_is_not_dropped
         return found
 
     cluster.mine = slow_mine
-    keeping = asyncio.create_task(node_mod.keep(runner, cluster, beat_s=0.02))
+    keeping = asyncio.create_task(runner.node.keep(beat_s=0.02))
     try:
         while not asking.is_set():
             await asyncio.sleep(0.005)
         body = p.CreateTable(name="Ana", seats=3, **FAST)
-        table, _, _ = await runner.create(body)
+        table, _, _ = await runner.directory.create(body)
         await asyncio.sleep(0.6)  # that check has come back, and the next one too
-        assert table.code in runner.tables, "a table just created here was dropped as lost"
+        assert table.code in runner.directory.tables, "a table just made here was dropped as lost"
         assert cluster.owner(table.code).node == "a"
     finally:
         await node_mod.stop_tasks([keeping])

@@ -187,7 +187,7 @@ async def test_a_socket_that_breaks_the_framing_is_closed_with_its_code(
     assert int.from_bytes(payload[:2], "big") == code
     assert await asyncio.wait_for(reader.read(), 10) == b""
     writer.close()
-    table = live.app.state.runner.tables[seated["code"]]
+    table = live.app.state.runner.directory.tables[seated["code"]]
     assert not table.conns  # nothing reached the table: no seat was greeted
 
 

@@ -51,10 +51,10 @@ async def test_a_whole_game_and_its_sockets_leave_no_cycle_of_the_servers_object
     with cyclic_garbage() as garbage:
         await bot_game(live)
         for _ in range(100):  # the socket's close reaches the server, the table leaves memory
-            if not runner.links and not runner.tables:
+            if not runner.executor.links and not runner.directory.tables:
                 break
             await asyncio.sleep(0.05)
-    assert not runner.links and not runner.tables
+    assert not runner.executor.links and not runner.directory.tables
     ours = sorted({f"{type(o).__module__}.{type(o).__qualname__}" for o in garbage
                    if type(o).__module__.startswith("flyswat")})  # fmt: skip
     assert ours == [], f"cycles of {ours} are freed only by a full collection"

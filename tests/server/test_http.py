@@ -189,7 +189,7 @@ def test_a_finished_table_nobody_watches_leaves_memory_and_comes_back_on_demand(
     client: Client,
 ) -> None:
     code, seated, msg = play_out(client, as_player=True)
-    server = client.app.state.runner
+    server = client.app.state.runner.directory
     eventually(lambda: code not in server.tables)  # the last connection left a finished game
     assert client.get("/health").json()["tables"] == 0
     assert client.get(f"/api/tables/{code}/record").json()["result"] == msg["result"]

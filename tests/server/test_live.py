@@ -106,7 +106,8 @@ async def test_spectators_are_capped_per_node_over_all_its_tables(db_url: str) -
             assert error["code"] == "spectators_full" and code == 1013
             assert live.get(f"/api/tables/{one}").json()["spectators"] == 1
         # Both gone: there is room again.
-        await until(lambda: live.app.state.runner.audience.count == 0, "spectators still counted")
+        audience = live.app.state.runner.directory.audience
+        await until(lambda: audience.count == 0, "spectators still counted")
         async with Player.connect(live.ws, one, None) as again:
             assert again.seat is None
 

@@ -103,10 +103,10 @@ async def test_a_socket_opened_as_its_table_was_dropped_is_sent_to_look_again(
             loop = asyncio.get_running_loop()
 
             def drop() -> None:  # on the server's loop, as the writer's fence would
-                runner.lost({code})
+                runner.node.lost({code})
                 loop.call_soon_threadsafe(dropped.set)
 
-            runner.writer.loop.call_soon_threadsafe(drop)
+            runner.executor.writer.loop.call_soon_threadsafe(drop)
             await asyncio.wait_for(dropped.wait(), 10)
             await ws.send(json.dumps({"type": "hello", "token": token}))
             told = json.loads(await asyncio.wait_for(ws.recv(), 10))

@@ -47,14 +47,15 @@ async def stuck_and_dropped(live: Live) -> None:
         tasks = [asyncio.create_task(keep_reading(p)) for p in players]
         stuck = stuck_spectator(port, code)
         runner = live.app.state.runner
-        table = runner.tables[code]
+        table = runner.directory.tables[code]
         deadline = time.monotonic() + 10
         while table.info().spectators == 0:
             assert time.monotonic() < deadline, "the spectator never said hello"
             await asyncio.sleep(0.01)
         # The kernel's own buffer for the spectator made small, so that the server's side
         # fills in seconds rather than minutes (on loopback it can hold megabytes).
-        (link,) = [link for link in runner.links.values() if table.conns[link.id].seat is None]
+        links = runner.executor.links.values()
+        (link,) = [link for link in links if table.conns[link.id].seat is None]
         link.socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
         tasks += [asyncio.create_task(toggle(p)) for p in players[1:]]
         deadline = time.monotonic() + 60

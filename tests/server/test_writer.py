@@ -102,20 +102,20 @@ async def test_a_message_goes_out_only_once_its_event_is_stored(store: HeldStore
     runner.start()
     try:
         create = p.CreateTable(name="Ana", seats=2)
-        table, _, token = await runner.create(create)
+        table, _, token = await runner.directory.create(create)
         rec = Recorder(store, table.code)
-        link: Any = runner.link(table, lambda conn, _: rec.bind(conn))  # type: ignore[arg-type,return-value]
-        runner.run(table, Message(link.id, p.Hello(type="hello", token=token)))
+        link: Any = runner.executor.link(table, lambda conn, _: rec.bind(conn))  # type: ignore[arg-type,return-value]
+        runner.executor.run(table, Message(link.id, p.Hello(type="hello", token=token)))
         assert [m["type"] for m in rec.sent] == ["welcome", "table"]  # nothing to store
         store.hold.clear()
-        runner.run(table, Message(link.id, p.Ready(type="ready", ready=True)))
+        runner.executor.run(table, Message(link.id, p.Ready(type="ready", ready=True)))
         # The table moved on at once; its players hear of it only after the commit.
         assert table.seats[0].ready
         await asyncio.sleep(0.05)
         assert len(rec.sent) == 2
         before = len(store.events(table.code))
         store.hold.set()
-        await runner.stored(table)
+        await runner.executor.stored(table)
         assert rec.sent[2]["type"] == "table" and rec.sent[2]["table"]["players"][0]["ready"]
         assert rec.stored_then[2] == before + 1  # told after its commit
     finally:
@@ -127,17 +127,17 @@ async def test_a_refusal_waits_behind_an_outcome_still_being_stored(store: HeldS
     runner = Runner(store, sources=Sources.fixed)
     runner.start()
     try:
-        table, _, token = await runner.create(p.CreateTable(name="Ana", seats=2))
+        table, _, token = await runner.directory.create(p.CreateTable(name="Ana", seats=2))
         rec = Recorder(store, table.code)
-        link: Any = runner.link(table, lambda conn, _: rec.bind(conn))  # type: ignore[arg-type,return-value]
-        runner.run(table, Message(link.id, p.Hello(type="hello", token=token)))
+        link: Any = runner.executor.link(table, lambda conn, _: rec.bind(conn))  # type: ignore[arg-type,return-value]
+        runner.executor.run(table, Message(link.id, p.Hello(type="hello", token=token)))
         store.hold.clear()
-        runner.run(table, Message(link.id, p.Ready(type="ready", ready=True)))
-        runner.run(table, Message(link.id, p.Reveal(type="reveal")))  # refused: no game yet
+        runner.executor.run(table, Message(link.id, p.Ready(type="ready", ready=True)))
+        runner.executor.run(table, Message(link.id, p.Reveal(type="reveal")))  # refused: no game
         await asyncio.sleep(0.05)
         assert [m["type"] for m in rec.sent] == ["welcome", "table"]
         store.hold.set()
-        await runner.stored(table)
+        await runner.executor.stored(table)
         assert [m["type"] for m in rec.sent][2:] == ["table", "error"]  # in the order they came
     finally:
         runner.close()

@@ -45,7 +45,7 @@ DEFAULT_DB = settings.DEFAULT_DB
 async def _sweep(runner: Runner, every_s: float = 30.0) -> None:
     while True:
         await asyncio.sleep(every_s)
-        runner.sweep()
+        runner.directory.sweep()
 
 
 def build_app(
@@ -103,9 +103,9 @@ def build_app(
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         runner.start()
-        runner.restore()
+        runner.node.restore()
         cluster.start_beating()
-        background = [_sweep(runner), node.keep(runner, cluster), node.publish(runner, cluster),
+        background = [_sweep(runner), runner.node.keep(), runner.node.publish(),
                       metrics.watch_loop(), arenas.loop()]  # fmt: skip
         tasks = [asyncio.create_task(job) for job in (*background, *(job() for job in jobs))]
         try:
@@ -113,7 +113,7 @@ def build_app(
         finally:
             await node.stop_tasks(tasks)
             cluster.stop_beating()
-            if not runner.draining:  # no hand-over: a test's server, or a second signal
+            if not runner.executor.draining:  # no hand-over: a test's server, or a second signal
                 with contextlib.suppress(Exception):
                     cluster.leave()
             runner.close()
@@ -131,5 +131,5 @@ def build_app(
     app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware,
                     exception_handlers={FlyswatError: replies.refused})  # fmt: skip
     app.state.runner = runner
-    app.state.hand_over = runner.hand_over
+    app.state.hand_over = runner.node.hand_over
     return app

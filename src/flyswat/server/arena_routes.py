@@ -228,7 +228,7 @@ class ArenaRoutes:
         """Pair, finish and schedule, every ``every_s`` seconds, until cancelled."""
         while True:
             await asyncio.sleep(every_s)
-            if self.runner.draining:
+            if self.runner.executor.draining:
                 continue
             try:
                 await self.once(store.now())
@@ -283,8 +283,8 @@ class ArenaRoutes:
             "name": names[host], "seats": len(players), "public": False,
             "remove": ARENA_REMOVE, "autofill_ms": ARENA_FILL_MS,
         })  # fmt: skip
-        table, _, _ = await self.runner.create(create, player=host, rating=ratings[host])
+        table, _, _ = await self.runner.directory.create(create, player=host, rating=ratings[host])
         for pid in players[1:]:
-            self.runner.run(table, Join(names[pid], pid, ratings[pid]))
-        await self.runner.stored(table)
+            self.runner.executor.run(table, Join(names[pid], pid, ratings[pid]))
+        await self.runner.executor.stored(table)
         return table.code

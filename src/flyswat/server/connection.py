@@ -5,7 +5,7 @@ FlyswatWebSocket`, once it has taken the socket over) tells of each client messa
 read: parsed, and handed to the table in the same step. Nothing waits in a queue and no task
 is woken per message.
 
-The table never awaits a connection: the runner hands each message to :meth:`Link.send` as
+The table never awaits a connection: the executor hands each message to :meth:`Link.send` as
 a frame, which is written to the socket's transport at the end of the loop turn, so a slow
 client delays nobody else and one broadcast is one synchronous step (R10). A client whose
 unsent data passes ``max_behind_bytes`` is dropped at once, its unsent data and all (its seat
@@ -31,7 +31,7 @@ from flyswat.table.io import Message, Rtt
 from flyswat.table.seats import message_bucket
 
 if TYPE_CHECKING:
-    from flyswat.server.runner import Runner
+    from flyswat.server.executor import Executor
     from flyswat.server.transport import FlyswatWebSocket
     from flyswat.table.core import Table
 
@@ -58,12 +58,12 @@ __all__ = ["Link", "Pinger", "Session"]
 
 
 class Link:
-    """A player's or spectator's socket as the runner sees it: connection id ``id``.
+    """A player's or spectator's socket as the executor sees it: connection id ``id``.
 
     Messages are handed over as WebSocket frames already made (:func:`text_frame`: a
     broadcast's frame is made once for all its receivers) and written straight to the
     socket's transport, all of a link's frames of one loop turn in one write: ``schedule``
-    (the runner's) calls :meth:`flush` at the end of the turn. ``on_sent(mark)`` is called
+    (the executor's) calls :meth:`flush` at the end of the turn. ``on_sent(mark)`` is called
     when a frame sent with a ``mark`` was handed to the socket. A client whose unsent data
     passes ``max_behind_bytes`` is dropped (``stalled``)."""
 
@@ -89,8 +89,8 @@ class Link:
         self.clock = clock
         self.on_sent = on_sent
         self.schedule = schedule or (lambda link: asyncio.get_running_loop().call_soon(link.flush))
-        #: How a frame fanned out to spectators is written: after the players' (the runner's
-        #: :meth:`~flyswat.server.runner.Runner.flush_later`).
+        #: How a frame fanned out to spectators is written: after the players' (the executor's
+        #: :meth:`~flyswat.server.executor.Executor.flush_later`).
         self.schedule_later = schedule_later or self.schedule
         self.frames: list[bytes] = []
         self.marks: list[int] = []
@@ -279,19 +279,19 @@ class Session:
 
     def __init__(
         self,
-        runner: Runner,
+        executor: Executor,
         table: Table,
         socket: FlyswatWebSocket,
         limits: Limits,
         clock: Callable[[], float],
         network: Callable[[], float | None] | None,
     ) -> None:
-        self.runner = runner
+        self.executor = executor
         self.table = table
         self.clock = clock
         loop = asyncio.get_running_loop()
         self.ended: asyncio.Future[None] = loop.create_future()
-        self.link = runner.link(
+        self.link = executor.link(
             table,
             lambda conn, on_sent: Link(
                 conn,
@@ -300,8 +300,8 @@ class Session:
                 on_sent,
                 limits,
                 network,
-                runner.flush_soon,
-                runner.flush_later,
+                executor.flush_soon,
+                executor.flush_later,
             ),
         )
         self.hello_timer: asyncio.TimerHandle | None = loop.call_later(
@@ -317,19 +317,19 @@ class Session:
 
     def message(self, payload: bytes, text: bool) -> None:
         """One client message, as it is read: parse it, hand it to the table."""
-        runner, table, link = self.runner, self.table, self.link
+        executor, table, link = self.executor, self.table, self.link
         if link.closing is not None or link.closed:
             return
-        if runner.draining:
+        if executor.draining:
             link.moved(None)  # the table is on its way to another node
             return
-        if runner.tables.get(table.code) is not table:
+        if executor.tables.get(table.code) is not table:
             # The table was dropped here while this socket opened (another node took it, it
             # was handed over, or a finished one left memory): never answer from the copy
             # left behind; send the client to look again (it finds the owner, or a reload).
             link.moved(None)
             return
-        runner.received += 1
+        executor.received += 1
         if text and link.greeted:
             ping_id = pong_id(payload)  # half the messages: past the parser's models
             if ping_id is not None and self._pong(ping_id):
@@ -346,11 +346,11 @@ class Session:
                     return
                 slow = IllegalActionError("too many messages: slow down", "rate_limited")
                 message = Message.refusing(link.id, slow)
-            runner.run(table, message)
+            executor.run(table, message)
             if not link.greeted and link.id in table.conns:
                 link.greeted = True
                 watching = link.id in table.watchers
-                (runner.watch_pinger if watching else runner.pinger).add(link)
+                (executor.watch_pinger if watching else executor.pinger).add(link)
         except Exception:  # a table's bug must not stop the loop's other tables
             log.exception("table %s failed on a message", table.code)
 
@@ -362,7 +362,7 @@ class Session:
             return False
         rtt = link.pong(ping_id)
         if rtt is not None:
-            self.runner.observe(self.table, Rtt(link.id, rtt, link.network()))
+            self.executor.observe(self.table, Rtt(link.id, rtt, link.network()))
         return True
 
     def closed(self) -> None:
@@ -372,10 +372,10 @@ class Session:
             self.hello_timer = None
         link = self.link
         try:
-            self.runner.unlink(self.table, link)
+            self.executor.unlink(self.table, link)
         finally:
-            self.runner.pinger.remove(link)
-            self.runner.watch_pinger.remove(link)
+            self.executor.pinger.remove(link)
+            self.executor.watch_pinger.remove(link)
             link.stop()
             if not self.ended.done():
                 self.ended.set_result(None)

@@ -81,23 +81,23 @@ class _Now(Collector):
         self.runner = runner
 
     def collect(self) -> Iterator[Metric]:
-        runner = self.runner
-        yield GaugeMetricFamily("flyswat_players", "open game connections", len(runner.links))
+        runner, executor = self.runner, self.runner.executor
+        yield GaugeMetricFamily("flyswat_players", "open game connections", len(executor.links))
         tables = GaugeMetricFamily("flyswat_tables", "tables in memory", labels=["state"])
-        by_state = Counter(t.state for t in runner.tables.values())
+        by_state = Counter(t.state for t in runner.directory.tables.values())
         for state in ("lobby", "playing", "over", "expired"):
             tables.add_metric([state], by_state.get(state, 0))
         yield tables
         peers = runner.cluster.peers if runner.cluster is not None else {}
         yield GaugeMetricFamily("flyswat_nodes", "live nodes of the cluster", max(1, len(peers)))
-        queued = runner.writer.queued if runner.writer is not None else 0
+        queued = executor.writer.queued if executor.writer is not None else 0
         yield GaugeMetricFamily("flyswat_store_queue", "submissions not yet committed", queued)
         yield CounterMetricFamily(
-            "flyswat_messages_received", "WebSocket messages received", runner.received
+            "flyswat_messages_received", "WebSocket messages received", executor.received
         )
-        if runner.metrics is not None:
+        if executor.metrics is not None:
             yield GaugeMetricFamily(
-                "flyswat_loop_stall_max_seconds", "the longest stall", runner.metrics.stall_max
+                "flyswat_loop_stall_max_seconds", "the longest stall", executor.metrics.stall_max
             )
         yield GaugeMetricFamily(
             "flyswat_gc_frozen_objects",
@@ -111,7 +111,7 @@ class _Now(Collector):
             found.add_metric([str(generation)], stats["collected"])
         yield runs
         yield found
-        yield CounterMetricFamily("flyswat_messages_sent", "WebSocket messages sent", runner.sent)
+        yield CounterMetricFamily("flyswat_messages_sent", "WebSocket messages sent", executor.sent)
 
 
 class Metrics:
@@ -139,7 +139,7 @@ class Metrics:
             registry=self.registry,
         )
         self.stall_max = 0.0
-        runner.metrics = self
+        runner.executor.metrics = self
 
     async def watch_loop(self, every_s: float = 0.05, tell_s: float = STALL_TELL_S) -> None:
         """Measure the event loop's stalls: a timer's lateness, every ``every_s``; and, from

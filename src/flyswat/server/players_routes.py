@@ -305,8 +305,9 @@ class Players:
             self._limited(request)
             create = p.CreateTable.model_validate({"name": name, "seats": PLAY_NOW_SEATS,
                 "remove": PLAY_NOW_REMOVE, "autofill_ms": self.wait_ms})  # fmt: skip
-            table, seat, token = await self.runner.create(create, player=pid, rating=rating,
-                                                          key=body.secret)  # fmt: skip
+            table, seat, token = await self.runner.directory.create(
+                create, player=pid, rating=rating, key=body.secret
+            )
         return replies.seated(table, seat, token)
 
     async def _play_now_here(
@@ -316,13 +317,14 @@ class Players:
         resent Play now, whose join may have filled the table and started its game) first,
         else one free at the open one whose players' ratings are closest to ``rating``
         within its band (:mod:`flyswat.players.matching`); None if there is neither."""
-        newest = list(reversed(self.runner.tables.values()))
+        newest = list(reversed(self.runner.directory.tables.values()))
         held = (t for t in newest if _play_now(t) and t.state in ("lobby", "playing")
                 and _seated(t, pid))  # fmt: skip
-        table = next(held, None) or _closest(newest, rating, self.runner.clock())
+        table = next(held, None) or _closest(newest, rating, self.runner.executor.clock())
         if table is None:
             return None
-        seat, token = (await self.runner.act(table, Join(name, pid, rating, key=secret))).reply
+        join = Join(name, pid, rating, key=secret)
+        seat, token = (await self.runner.executor.act(table, join)).reply
         return replies.seated(table, seat, token)
 
     def _matchmaker(self) -> Owner | None:
@@ -381,8 +383,9 @@ class Players:
             self._limited(request)
             create = p.CreateTable.model_validate({"name": me.name, "seats": 2, "public": False,
                                                    "reserved": body.opponent})  # fmt: skip
-            table, at, token = await self.runner.create(create, player=me.id, rating=me.rating,
-                                                        key=body.secret)  # fmt: skip
+            table, at, token = await self.runner.directory.create(
+                create, player=me.id, rating=me.rating, key=body.secret
+            )
             cid = secrets.token_urlsafe(12)
             await self.db(lambda conn: cs.add(conn, cid, me.id, body.opponent, table.code, now),
                           write=True)  # fmt: skip
@@ -428,9 +431,9 @@ class Players:
     async def _seat_at(self, request: Request, code: str, me: Caller, secret: str) -> Response:
         """``me``'s seat at table ``code`` (the one they hold, or the one kept for them), as
         a join's reply: at this node, or passed on to the table's owner."""
-        found = await self.runner.table(code)
+        found = await self.runner.node.table(code)
         if isinstance(found, Table):
-            seat, token = (await self.runner.act(found, Join(me.name, me.id, me.rating,
+            seat, token = (await self.runner.executor.act(found, Join(me.name, me.id, me.rating,
                                                              key=secret))).reply  # fmt: skip
             return replies.seated(found, seat, token)
         if self.forwarder is None:

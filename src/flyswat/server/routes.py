@@ -75,20 +75,20 @@ class TableRoutes:
         ]
 
     async def health(self, _: Request) -> JSONResponse:
-        cluster = self.runner.cluster
-        return JSONResponse({"ok": True, "tables": len(self.runner.tables), "pid": os.getpid(),
+        cluster, tables = self.runner.cluster, self.runner.directory.tables
+        return JSONResponse({"ok": True, "tables": len(tables), "pid": os.getpid(),
                              "node": cluster.node if cluster else None,
                              "nodes": len(cluster.peers) if cluster else 1})  # fmt: skip
 
     async def ready(self, _: Request) -> JSONResponse:
         """Ready: started, its store reachable, not shutting down."""
-        if self.runner.draining or self.runner.writer is None:
+        if self.runner.executor.draining or self.runner.executor.writer is None:
             return JSONResponse({"ready": False}, status_code=503)
         return JSONResponse({"ready": True})
 
     async def _here(self, request: Request) -> Table | Response:
         """The request's table if this node runs it; else the owner's answer to it."""
-        found = await self.runner.table(request.path_params["code"])
+        found = await self.runner.node.table(request.path_params["code"])
         if isinstance(found, Table):
             return found
         if self.forwarder is None:
@@ -108,7 +108,8 @@ class TableRoutes:
         player, rating = (me[0], me[2]) if me else (None, None)
         key = body.secret if me else None  # the host's token, as a join's (idempotent)
         bot = bool(me and me.bot)
-        table, seat, token = await self.runner.create(body, player, rating, key=key, bot=bot)
+        create = self.runner.directory.create
+        table, seat, token = await create(body, player, rating, key=key, bot=bot)
         return replies.seated(table, seat, token)
 
     async def list_tables(self, request: Request) -> JSONResponse:
@@ -118,9 +119,10 @@ class TableRoutes:
             limit = min(MAX_PAGE, max(1, int(request.query_params.get("limit", PAGE))))
         except ValueError:
             raise MalformedError("limit is a whole number") from None
-        newest = node.lobby(runner, runner.cluster, await self._shared())
+        newest = runner.node.lobby(await self._shared())
         if after is not None:  # the page after that table, whether it is still listed or not
-            at = next((t for t, info in newest if info["code"] == after), runner.born.get(after))
+            born = runner.directory.born.get(after)
+            at = next((t for t, info in newest if info["code"] == after), born)
             if at is None and not await asyncio.to_thread(runner.store.exists, after):
                 raise MalformedError(f"after={after!r} is no table of this list", "malformed")
             newest = [] if at is None else [(t, i) for t, i in newest if t < at]
@@ -142,7 +144,7 @@ class TableRoutes:
         raw = request.query_params.get("limit", str(LIVE))
         if not raw.isdigit() or not 1 <= int(raw) <= MAX_LIVE:
             raise MalformedError(f"limit is a whole number from 1 to {MAX_LIVE}")
-        games = node.live(self.runner, self.runner.cluster, await self._shared())
+        games = self.runner.node.live(await self._shared())
         return JSONResponse(p.LiveList(games=games[: int(raw)], total=len(games)).model_dump())
 
     async def get_table(self, request: Request) -> Response:
@@ -153,7 +155,7 @@ class TableRoutes:
             raise IllegalActionError("this lobby was left unused and has closed", "expired")
         cluster = self.runner.cluster
         headers = {"x-flyswat-node-url": cluster.url if cluster else ""}
-        return JSONResponse(table.info(self.runner.clock()).model_dump(), headers=headers)
+        return JSONResponse(table.info(self.runner.executor.clock()).model_dump(), headers=headers)
 
     async def join(self, request: Request) -> Response:
         table = await self._here(request)
@@ -167,7 +169,7 @@ class TableRoutes:
             join = Join(me[1], me[0], me[2], key=body.secret, bot=me.bot)
         else:
             join = Join(await players.anonymous_name(body.name), key=body.request)
-        seat, token = (await self.runner.act(table, join)).reply
+        seat, token = (await self.runner.executor.act(table, join)).reply
         return replies.seated(table, seat, token)
 
     async def start(self, request: Request) -> Response:
@@ -175,12 +177,12 @@ class TableRoutes:
         if not isinstance(table, Table):
             return table
         body = await replies.body(request, p.StartTable)
-        await self.runner.act(table, StartBy(body.token))
+        await self.runner.executor.act(table, StartBy(body.token))
         return JSONResponse(table.info().model_dump())
 
     async def record(self, request: Request) -> JSONResponse:
         code = request.path_params["code"]
-        table = self.runner.tables.get(code)
+        table = self.runner.directory.tables.get(code)
         found = table.record if table is not None else None
         if found is not None and table is not None and found.get("id") != table.game_id:
             found = None  # a rebuilt table's record from the store may be an earlier game's
@@ -197,8 +199,8 @@ class TableRoutes:
     async def ws(self, websocket: WebSocket) -> None:
         runner = self.runner
         code = websocket.path_params["code"]
-        found = None if runner.draining else await runner.locate(code)
-        if runner.draining or isinstance(found, Owner):
+        found = None if runner.executor.draining else await runner.node.locate(code)
+        if runner.executor.draining or isinstance(found, Owner):
             url = None
             if isinstance(found, Owner) and found.url is not None:
                 url = node.socket_url(found.url, code, websocket.headers.get("host"))
@@ -227,7 +229,7 @@ class TableRoutes:
         if socket is None:
             raise RuntimeError("serve the app with flyswat.server.transport.uvicorn_config")
         network = rtt_reader(ws.scope, self.rtt_fronts)
-        session = Session(self.runner, table, socket, self.limits, monotonic_ms, network)
+        session = Session(self.runner.executor, table, socket, self.limits, monotonic_ms, network)
         await session.ended
 
 

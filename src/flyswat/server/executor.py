@@ -1,0 +1,308 @@
+"""The executor: carries out what the sans-I/O tables ask, on one event loop.
+
+:meth:`Executor.run` hands a command to a table with the clock's ``now`` and carries out the
+outcome in one rule: **store, then tell** — the outcome's events are committed (by the
+group-commit :class:`~flyswat.server.writer.Writer`) before any of its messages is queued. The
+tables never await, so each command is atomic on the loop. Each table has one wake-up timer
+(its :attr:`~flyswat.table.core.Table.wake_at`), and each connection a
+:class:`~flyswat.server.connection.Link` written once per loop turn, however many messages it
+got.
+
+It keeps no table itself: it is handed them, and finds a timer's table in the node's
+directory (``tables``), which it tells when a table may be finished (``idle``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from flyswat.errors import IllegalActionError
+from flyswat.server.connection import WATCHER_PING_EVERY_S, Link, Pinger
+from flyswat.server.frames import text_frame
+from flyswat.server.store import Store
+from flyswat.server.writer import Writer
+from flyswat.table.core import Table
+from flyswat.table.events import Closed
+from flyswat.table.io import Command, Fanout, Gone, Outcome, Rtt, Tick
+
+log = logging.getLogger("flyswat.server")
+
+#: Links written in one go from the spectators' queue (:meth:`Executor.flush_later`): a
+#: featured game's thousands of writes are spread over loop turns, so that the players'
+#: messages that come meanwhile are read between them.
+WATCHER_BATCH = 500
+
+
+@dataclass(slots=True)
+class _Untold:
+    """An outcome of a table waiting to be told: its events are ``storing``, or an earlier
+    outcome's are; ``told`` (a future) is resolved when it has been."""
+
+    outcome: Outcome | None
+    storing: bool
+    told: asyncio.Future[None] | None = None
+    at: float = 0.0  # perf_counter when the command was carried out
+
+
+def monotonic_ms() -> float:
+    """The clock the tables run on, in ms: the same one as the asyncio loop's timers."""
+    return time.monotonic() * 1000.0
+
+
+class Executor:
+    """Store, then tell; the tables' timers; the connections' writes."""
+
+    def __init__(
+        self, store: Store, tables: Mapping[str, Table], idle: Callable[[Table], None],
+        clock: Callable[[], float] = monotonic_ms,
+    ) -> None:  # fmt: skip
+        """``tables``: the node's tables by code (a timer's table is looked up there);
+        ``idle(table)``: called when a table has nothing left to store or tell (it may be
+        finished: the directory forgets it then)."""
+        self.store = store
+        self.tables = tables
+        self.idle = idle
+        self.clock = clock
+        self.links: dict[int, Link] = {}
+        self._dirty: list[Link] = []  # links with frames to write at the end of the turn
+        self._later: deque[Link] = deque()  # spectators' links, written after them
+        self._flushing = False  # a flush is planned
+        self.pinger = Pinger()
+        self.watch_pinger = Pinger(WATCHER_PING_EVERY_S)
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._wakes: dict[str, float] = {}  # the table time each timer is set for
+        #: Per table, its outcomes not told yet, oldest first (:meth:`carry_out`).
+        self._untold: dict[str, deque[_Untold]] = {}
+        #: The group-commit writer (:meth:`start`); without one, each outcome is stored on
+        #: the spot, synchronously.
+        self.writer: Writer | None = None
+        self._ids = itertools.count(1)
+        #: Tables handed over (shut down) or lost (fenced): commands are not taken.
+        self.draining = False
+        self.received = 0  # WebSocket messages, for the metrics
+        self.sent = 0
+        self.metrics: Any = None  # flyswat.server.metrics.Metrics, when served
+
+    # -- the one rule ----------------------------------------------------------------------
+
+    def run(self, table: Table, command: Command) -> Outcome:
+        """Hand ``command`` to ``table`` now and carry out the outcome; a refused HTTP
+        command raises :class:`~flyswat.errors.FlyswatError` having changed nothing."""
+        if self.draining:
+            raise IllegalActionError("this table is moving to another node: try again", "moved")
+        outcome = table.handle(command, self.clock())
+        self.carry_out(table, outcome)
+        return outcome
+
+    def observe(self, table: Table, rtt: Rtt) -> None:
+        """A round trip measured on a connection of ``table``: it changes what the arbiter
+        allows, nothing to store, tell or wake for."""
+        if not self.draining:
+            table.observe(rtt, self.clock())
+
+    async def act(self, table: Table, command: Command) -> Outcome:
+        """:meth:`run`, returning once the outcome's events are stored (an HTTP reply)."""
+        outcome = self.run(table, command)
+        await self.stored(table)
+        return outcome
+
+    async def stored(self, table: Table) -> None:
+        """Return once everything ``table`` did so far is stored and told."""
+        untold = self._untold.get(table.code)
+        if untold:
+            waiter = _Untold(None, storing=False, told=asyncio.get_running_loop().create_future())
+            untold.append(waiter)
+            await waiter.told  # type: ignore[misc]
+
+    def pending(self, code: str) -> bool:
+        """Table ``code`` has outcomes not yet stored or told."""
+        return code in self._untold
+
+    def carry_out(self, table: Table, outcome: Outcome) -> None:
+        """Store the events, then (once they are committed) deliver the messages and closes;
+        set the table's timer at once. A table's outcomes are told in the order they came,
+        so one that stores nothing waits behind the ones still being stored."""
+        code = table.code
+        untold = self._untold.get(code)
+        if outcome.events and self.writer is None:
+            self.store.append_all(code, outcome.events)
+        if outcome.events and self.writer is not None:
+            entry = _Untold(outcome, storing=True, at=time.perf_counter())
+            self._untold.setdefault(code, deque()).append(entry)
+            self.writer.submit(code, outcome.events, lambda: self._committed(table, entry))
+        elif untold:
+            untold.append(_Untold(outcome, storing=False))
+        else:
+            self.tell(outcome)
+        self._schedule(table)
+
+    def _committed(self, table: Table, entry: _Untold) -> None:
+        entry.storing = False  # stored: told once those before it are
+        untold = self._untold.get(table.code)
+        while untold and not untold[0].storing:
+            first = untold.popleft()
+            if first.outcome is not None:
+                self.tell(first.outcome)
+                if self.metrics is not None and any(
+                    isinstance(e, Closed) for e in first.outcome.events
+                ):
+                    self.metrics.round_result.observe(time.perf_counter() - first.at)
+            if first.told is not None and not first.told.done():
+                first.told.set_result(None)
+        if not untold:
+            self._untold.pop(table.code, None)
+            self.idle(table)
+
+    def tell(self, outcome: Outcome) -> None:
+        """Queue an outcome's messages and closes on their connections: a message sent to
+        many (a broadcast's shared part, a fan-out to every spectator) is framed once, and
+        the same bytes queued on each of its links."""
+        frames: dict[int, bytes] = {}
+        links = self.links
+        for send in outcome.sends:
+            key = id(send.message)
+            frame = frames.get(key)
+            if frame is None:
+                message = send.message
+                data = message if isinstance(message, bytes) else message.model_dump_json()
+                frame = frames[key] = text_frame(data if isinstance(data, bytes) else data.encode())
+            if isinstance(send, Fanout):
+                self.sent += len(send.conns)
+                for conn in send.conns:
+                    link = links.get(conn)
+                    if link is not None:
+                        link.send(frame, later=True)
+                continue
+            self.sent += 1
+            link = links.get(send.conn)
+            if link is not None:
+                link.send(frame, send.mark)
+        for close in outcome.closes:
+            link = self.links.get(close.conn)
+            if link is not None:
+                link.close(close.code, close.reason)
+
+    # -- timers ----------------------------------------------------------------------------
+
+    def _schedule(self, table: Table) -> None:
+        wake = table.wake_at
+        if wake is not None and self._wakes.get(table.code) == wake:
+            return  # the timer already set is the one (most commands change no deadline)
+        self.cancel(table.code)
+        if wake is None:
+            return
+        delay = max(0.0, (wake - self.clock()) / 1000) + 0.0005
+        loop = asyncio.get_running_loop()
+        self._timers[table.code] = loop.call_later(delay, self._tick, table.code)
+        self._wakes[table.code] = wake
+
+    def _tick(self, code: str) -> None:
+        self._timers.pop(code, None)
+        self._wakes.pop(code, None)
+        table = self.tables.get(code)
+        if table is None:
+            return
+        try:
+            self.run(table, Tick())
+        except Exception:  # a table's bug must not stop the loop's other tables
+            log.exception("table %s failed on its timer", code)
+        self.idle(table)
+
+    def cancel(self, code: str) -> None:
+        """Stop table ``code``'s timer, if it has one."""
+        timer = self._timers.pop(code, None)
+        self._wakes.pop(code, None)
+        if timer is not None:
+            timer.cancel()
+
+    def drop(self, code: str) -> None:
+        """Table ``code`` is not this node's any more: its timer stops, and its outcomes not
+        told are never told (an HTTP command waiting on them is told to try again)."""
+        self.cancel(code)
+        for entry in self._untold.pop(code, ()):
+            if entry.told is not None and not entry.told.done():
+                gone = IllegalActionError("the table moved to another node: try again", "moved")
+                entry.told.set_exception(gone)
+
+    # -- connections -----------------------------------------------------------------------
+
+    def link(self, table: Table, make: Callable[[int, Callable[[int], None]], Link]) -> Link:
+        """A new connection to ``table``: ``make(id, on_sent)`` builds its link."""
+        conn = next(self._ids)
+
+        def on_sent(turn: int) -> None:
+            if conn in self.links and not self.draining:
+                table.delivered(conn, turn, self.clock())  # nothing to store or tell
+                self._schedule(table)  # the round's deadline may move
+
+        link = make(conn, on_sent)
+        self.links[conn] = link
+        return link
+
+    def unlink(self, table: Table, link: Link) -> None:
+        """``link`` closed: tell its table, forget the link."""
+        self.links.pop(link.id, None)
+        if table.code in self.tables and not self.draining:
+            self.run(table, Gone(link.id))
+            self.idle(table)
+
+    def flush_soon(self, link: Link) -> None:
+        """Write ``link``'s frames at the end of this loop turn, with every other link's:
+        one write per connection per turn, however many messages it got."""
+        self._dirty.append(link)
+        self._plan_flush()
+
+    def flush_later(self, link: Link) -> None:
+        """Write the frames of a spectator's ``link`` after every link of :meth:`flush_soon`,
+        :data:`WATCHER_BATCH` spectators a loop turn: a fan-out to thousands never holds up
+        the players' own messages, coming or going, for long."""
+        self._later.append(link)
+        self._plan_flush()
+
+    def _plan_flush(self) -> None:
+        if not self._flushing:
+            self._flushing = True
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flushing = False
+        dirty, self._dirty = self._dirty, []
+        later = self._later
+        batch = [later.popleft() for _ in range(min(WATCHER_BATCH, len(later)))]
+        for link in (*dirty, *batch):
+            try:
+                link.flush()
+            except Exception:  # one socket's failure must not keep the others' frames
+                log.exception("writing to connection %d failed", link.id)
+        if self._dirty or later:
+            self._plan_flush()
+
+    # -- life ------------------------------------------------------------------------------
+
+    def start(self, fenced: Callable[[set[str]], None]) -> None:
+        """Store through a group-commit writer thread reporting to the running loop;
+        ``fenced(codes)``: the store refused those tables' events (another node owns them)."""
+        observe = self.metrics.commit.observe if self.metrics is not None else None
+        self.writer = Writer(self.store, asyncio.get_running_loop(), fenced=fenced,
+                             observe=observe)  # fmt: skip
+
+    def stop_timers(self) -> None:
+        """Stop every table's timer."""
+        for timer in self._timers.values():
+            timer.cancel()
+        self._timers.clear()
+        self._wakes.clear()
+
+    def close(self) -> None:
+        """Stop every timer, write what is queued, and release the store."""
+        self.stop_timers()
+        if self.writer is not None:
+            self.writer.stop()
+        self.store.close()
