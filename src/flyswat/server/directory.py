@@ -8,6 +8,7 @@ its first outcome to the :class:`~flyswat.server.executor.Executor`.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable
@@ -21,6 +22,7 @@ from flyswat.server.executor import Executor
 from flyswat.server.limits import Limits
 from flyswat.server.store import Store
 from flyswat.table.core import Table
+from flyswat.table.events import Event
 from flyswat.table.io import Sources
 from flyswat.table.seats import Audience, new_code
 
@@ -46,20 +48,39 @@ class Directory:
         #: Wall-clock time each table in memory came to this node (the lobby's order).
         self.born: dict[str, float] = {}
 
-    def find(self, code: str) -> Table | None:
-        """The table with this code, rebuilt from the store if it is not in memory."""
-        return self.tables.get(code) or self.load(code)
+    async def find(self, code: str) -> Table | None:
+        """The table with this code, rebuilt from the store if it is not in memory (its
+        events read on a worker thread: no SQL on the loop)."""
+        table = self.tables.get(code)
+        if table is None:
+            events = await asyncio.to_thread(self._events, code)
+            table = self.tables.get(code)  # rebuilt meanwhile by another request
+            if table is None and events:
+                table = self._rebuild(code, events)
+                if table is not None and table.state == "over" and table.record is None:
+                    table.record = await asyncio.to_thread(self.store.record, code)
+        return table
 
     def load(self, code: str) -> Table | None:
-        """Rebuild table ``code`` from its stored events and resume it (None: no such
-        table, or one that cannot be rebuilt, which is logged)."""
+        """:meth:`find`, synchronously (the node's start, before it serves)."""
+        table = self.tables.get(code)
+        events = self._events(code) if table is None else None
+        if table is None and events:
+            table = self._rebuild(code, events)
+            if table is not None and table.state == "over" and table.record is None:
+                table.record = self.store.record(code)
+        return table
+
+    def _events(self, code: str) -> list[Event] | None:
         try:
-            events = self.store.load(code)
+            return self.store.load(code)
         except ValidationError:
             log.exception("table %s has a stored event that is not one", code)
             return None
-        if not events:
-            return None
+
+    def _rebuild(self, code: str, events: list[Event]) -> Table | None:
+        """Table ``code`` rebuilt from its stored ``events`` and resumed (None: it cannot
+        be, which is logged)."""
         now = self.executor.clock()
         try:
             table, outcome = Table.restore(code, events, self.sources(), now,
@@ -67,8 +88,6 @@ class Directory:
         except FlyswatError:
             log.exception("table %s cannot be restored", code)
             return None
-        if table.state == "over" and table.record is None:
-            table.record = self.store.record(code)
         self.tables[code] = table
         self.born.setdefault(code, time.time())
         self.executor.carry_out(table, outcome)
@@ -90,7 +109,7 @@ class Directory:
         ``bot``: the host is a bot account."""
         options = p.TableOptions(**body.model_dump(exclude={"name", "player", "secret"}))
         code = new_code()
-        while code in self.tables or self.store.exists(code):
+        while code in self.tables or await asyncio.to_thread(self.store.exists, code):
             code = new_code()
         table, outcome = Table.create(code, options, body.name, self.sources(),
                                       self.executor.clock(), player=player, rating=rating,

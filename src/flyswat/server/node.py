@@ -193,7 +193,7 @@ class Node:
                 del self._orphaned[code]
         if everyone:
             for code in taken:
-                self.directory.find(code)
+                self.directory.load(code)
         return taken
 
     async def locate(self, code: str) -> Table | Owner | None:
@@ -202,7 +202,7 @@ class Node:
         directory = self.directory
         table = directory.tables.get(code)
         if self.cluster is None:
-            return table or directory.load(code)
+            return table or await directory.find(code)
         cluster = self.cluster
         if table is not None and not cluster.stale():
             return table
@@ -216,7 +216,7 @@ class Node:
         if self.executor.draining or not await asyncio.to_thread(directory.store.exists, code):
             return None
         if await asyncio.to_thread(cluster.adopt, code):
-            return directory.find(code)
+            return await directory.find(code)
         owner = await asyncio.to_thread(cluster.owner, code)  # another node was faster
         return owner if owner.alive else None
 
@@ -286,7 +286,7 @@ class Node:
                 for code in taken:
                     if code not in self.directory.tables:
                         log.info("adopted table %s", code)
-                        self.directory.find(code)
+                        await self.directory.find(code)
                 beats += 1
                 if stalled or beats % cluster.timings.check_every == 0:
                     await self.let_go()
