@@ -51,7 +51,8 @@ SHORT = {"remove": 60, "slap_window_ms": 1500, "turn_timeout_ms": 2000}
 
 
 class Sampler(threading.Thread):
-    """Reads the server's RSS every second and its table count every five."""
+    """Reads the server's RSS every second, and every five its table count and its live
+    heap as the server counts it (``flyswat_heap_blocks`` in ``/metrics``)."""
 
     def __init__(self, server: ServerProcess) -> None:
         super().__init__(daemon=True)
@@ -59,6 +60,7 @@ class Sampler(threading.Thread):
         self.t0 = time.monotonic()
         self.rss: list[tuple[float, float]] = []
         self.tables: list[tuple[float, int]] = []
+        self.heap: list[tuple[float, float]] = []  # thousands of blocks
         self.stop = threading.Event()
 
     def run(self) -> None:
@@ -74,8 +76,18 @@ class Sampler(threading.Thread):
                 try:
                     health = httpx.get(self.server.http + "/health", timeout=5).json()
                     self.tables.append((t, int(health["tables"])))
+                    text = httpx.get(self.server.http + "/metrics", timeout=5).text
+                    self.heap.append((t, heap_blocks(text) / 1000))
                 except (httpx.HTTPError, ValueError, KeyError):
                     pass
+
+
+def heap_blocks(metrics: str) -> float:
+    """``flyswat_heap_blocks`` from a ``/metrics`` text; raises ValueError without it."""
+    for line in metrics.splitlines():
+        if line.startswith("flyswat_heap_blocks "):
+            return float(line.split()[1])
+    raise ValueError("no flyswat_heap_blocks in /metrics")
 
 
 def store_check(db: Path) -> dict[str, Any]:
@@ -90,8 +102,9 @@ def store_check(db: Path) -> dict[str, Any]:
     return {"states": states, "record_codes": {c for c, _ in records}, "bad_records": bad}
 
 
-def slope_mb_per_min(samples: list[tuple[float, float]]) -> float:
-    """Least-squares slope of RSS (MB) against time, per minute."""
+def slope_per_min(samples: list[tuple[float, float]]) -> float:
+    """Least-squares slope of ``(s, value)`` samples (RSS in MB, the heap in thousands of
+    blocks), per minute."""
     n = len(samples)
     if n < 2:
         return float("nan")
@@ -233,6 +246,8 @@ def main() -> None:
         before = [(t, r) for t, r in sampler.rss if t_go + warm < t < kill_t]
         after = [(t, r) for t, r in sampler.rss if restart_t + warm < t < end_t]
         minutes = by_minute(sampler.rss, t_go)
+        heap_before = [(t, h) for t, h in sampler.heap if t_go + warm < t < kill_t]
+        heap_after = [(t, h) for t, h in sampler.heap if restart_t + warm < t < end_t]
         errors_seen: dict[str, int] = {}
         for o in outs:
             for k, v in o["errors"].items():
@@ -250,9 +265,16 @@ def main() -> None:
             f"  server RSS MB: first {sampler.rss[0][1]:.0f}, before the kill "
             f"{before[-1][1] if before else float('nan'):.0f}, max "
             f"{max(r for _, r in sampler.rss):.0f}, end {sampler.rss[-1][1]:.0f}; slope "
-            f"{slope_mb_per_min(before):+.2f} MB/min before the kill, "
-            f"{slope_mb_per_min(after):+.2f} MB/min after the restart (each after "
+            f"{slope_per_min(before):+.2f} MB/min before the kill, "
+            f"{slope_per_min(after):+.2f} MB/min after the restart (each after "
             f"{args.warmup:g} min of warm-up)\n"
+            f"  live heap (thousands of blocks, the server's count): after warm-up "
+            f"{heap_before[0][1] if heap_before else float('nan'):.0f} -> "
+            f"{heap_before[-1][1] if heap_before else float('nan'):.0f} before the kill, "
+            f"slope {slope_per_min(heap_before):+.1f}k/min; after the restart "
+            f"{heap_after[0][1] if heap_after else float('nan'):.0f} -> "
+            f"{heap_after[-1][1] if heap_after else float('nan'):.0f}, slope "
+            f"{slope_per_min(heap_after):+.1f}k/min\n"
             f"  server RSS MB by minute of play: "
             + " ".join(f"{m}:{r:.0f}" for m, r in minutes)
             + f"\n  kill -9 at {(kill_t - t_go) / 60:.1f} min of play; back on /health "

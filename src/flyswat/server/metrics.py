@@ -100,6 +100,12 @@ class _Now(Collector):
                 "flyswat_loop_stall_max_seconds", "the longest stall", executor.metrics.stall_max
             )
         yield GaugeMetricFamily(
+            "flyswat_heap_blocks",
+            "memory blocks the interpreter holds (sys.getallocatedblocks: the live heap, "
+            "counted without walking it)",
+            sys.getallocatedblocks(),
+        )
+        yield GaugeMetricFamily(
             "flyswat_gc_frozen_objects",
             "objects frozen out of the collector",
             gc.get_freeze_count(),
