@@ -30,7 +30,7 @@ def person(level: bots.Level, n: int, seed: int) -> list[float]:
 
 
 #: Rounds' choices (``bots.choice_bits``) about as often as in games of four at Play now's
-#: length (3,737 rounds of bots' games: one colour 7 %, a tie of four at one 28 %, ...).
+#: length (3,737 rounds of bots' games: one colour 7 %, 3 bits 28 %, ...).
 BITS, BITS_SHARE = [0.0, 2.0, 2.58, 3.0, 3.58, 4.0, 4.58], [7, 8, 17, 28, 14, 17, 4]
 
 
