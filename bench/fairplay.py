@@ -9,17 +9,22 @@ reads each player's hands out of the records (``flyswat.fairplay.from_record``),
 server does, and is asked after every game (``assess`` over the games so far).
 
 - **Humans**: the bots' reaction models (``flyswat.bots``) with their full spread: each
-  person's level drawn anywhere from ``easy`` to ``hard`` (every parameter in between), their
-  speed and tail varied ±10–25 % more; one game in ten is a **bad day** (slower by 120 ms, a
-  longer tail, three times the lapses, twice the misjudgements). Tables of four humans drawn at
-  random; each human plays 100 games.
+  person's level drawn anywhere from ``easy`` to ``hard`` (every parameter in between, and
+  people's Hick–Hyman slope, ``bots.PEOPLE_CHOICE_MS``: 80 to 40 ms per bit of a round's
+  choice), their speed and tail varied ±10–25 % more and their slope ±25 %; one game in ten
+  is a **bad day** (slower by 120 ms, a longer tail, three times the lapses, twice the
+  misjudgements). Tables of four humans drawn at random; each human plays 100 games.
 - **Excellent humans**: the best players, beyond the population above: ``hard``'s play, 0–15 %
-  quicker, spread and tail ±25 %, half to all of its misjudgements and lapses, bad days as
-  anyone's; each plays 100 games against three ``hard`` bots (as the noisy scripts do). No
-  target is set for them: how many are flagged is reported beside the humans'.
+  quicker, spread and tail ±25 %, half to all of its misjudgements and lapses and of its
+  slope (the most practised, 20–40 ms per bit), bad days as anyone's; each plays 100 games
+  against three ``hard`` bots (as the noisy scripts do). No target is set for them: how many
+  are flagged is reported beside the humans'.
 - **Noisy scripts with days**: noisy scripts that also have a person's bad days (one game in
   ten, as the humans'); as many as the noisy scripts, 20 games each against three ``hard``
   bots. No target either: what the detector makes of a script that read how it works.
+- **Noisy scripts with a choice**: noisy scripts that also slow on a harder choice as people
+  do (20–60 ms per bit, ``bots.choice_bits``), without days; as many, 20 games each against
+  three ``hard`` bots. No target: what is left once a script fakes this too.
 - **Scripts**: they read the table and slap the right fly at a fixed time, 130–250 ms, with a
   Gaussian spread of 5–30 ms; never wrong, never away. Each plays 5 games against three
   humans.
@@ -39,6 +44,7 @@ import argparse
 import dataclasses
 import json
 import random
+import statistics
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -74,22 +80,26 @@ class Person:
 
     @classmethod
     def draw(cls, rng: random.Random) -> Person:
-        p = between(bots.EASY, bots.HARD, rng.random())
+        t = rng.random()
+        p = between(bots.EASY, bots.HARD, t)
         p["mu_ms"] *= rng.uniform(0.9, 1.1)
         p["tau_ms"] *= rng.uniform(0.8, 1.25)
         p["sigma_ms"] *= rng.uniform(0.8, 1.25)
+        easy, hard = bots.PEOPLE_CHOICE_MS["easy"], bots.PEOPLE_CHOICE_MS["hard"]
+        p["choice_ms"] = (easy + (hard - easy) * t) * rng.uniform(0.75, 1.25)
         return cls.of(p)
 
     @classmethod
     def excellent(cls, rng: random.Random) -> Person:
         """One of the best players: ``hard``'s play, 0–15 % quicker, spread and tail ±25 %,
-        half to all of its misjudgements and lapses; a bad day as anyone's."""
+        half to all of its misjudgements, lapses and choice slope; a bad day as anyone's."""
         p = between(bots.EASY, bots.HARD, 1.0)
         p["mu_ms"] *= rng.uniform(0.85, 1.0)
         p["tau_ms"] *= rng.uniform(0.8, 1.25)
         p["sigma_ms"] *= rng.uniform(0.8, 1.25)
         p["misjudge"] *= rng.uniform(0.5, 1.0)
         p["lapse"] *= rng.uniform(0.5, 1.0)
+        p["choice_ms"] = bots.PEOPLE_CHOICE_MS["hard"] * rng.uniform(0.5, 1.0)
         return cls.of(p)
 
     @classmethod
@@ -129,6 +139,13 @@ def noisy(rng: random.Random) -> bots.Level:
     return level(**noisy_params(rng))
 
 
+def noisy_choice(rng: random.Random) -> bots.Level:
+    """A noisy script that also slows on a harder choice, as people do (20–60 ms per bit)."""
+    p = noisy_params(rng)
+    p["choice_ms"] = rng.uniform(20, 60)
+    return level(**p)
+
+
 def noisy_days(rng: random.Random) -> Person:
     """A noisy script that also has a person's days: one game in ten slower, with a longer
     tail and more mistakes (what one who read PLAYERS.md would add)."""
@@ -159,8 +176,8 @@ class Watched:
         self.reason = ""
         self.item = ""  # the evidence that flagged them first
 
-    def add(self, record: dict[str, Any], seat: int) -> None:
-        self.games.append(fairplay.from_record(record, seat))
+    def add(self, record: dict[str, Any], seat: int, bits: dict[int, float]) -> None:
+        self.games.append(fairplay.from_record(record, seat, bits=bits))
         verdict = fairplay.assess(self.games)
         self.scores.append(verdict.score)
         self.evidence.append(verdict.evidence)
@@ -195,9 +212,10 @@ def humans(n: int, games: int, rng: random.Random) -> list[Watched]:
     while len(left) >= 4:
         seats = rng.sample(sorted(left), 4)
         record = play([people[i].today(rng) for i in seats], f"h{k}")
+        bits = fairplay.round_bits(record)
         k += 1
         for seat, i in enumerate(seats):
-            watched[i].add(record, seat)
+            watched[i].add(record, seat, bits)
             left[i] -= 1
             if left[i] == 0:
                 del left[i]
@@ -220,7 +238,7 @@ def against(make: Callable[[random.Random], bots.Level | Person], n: int, games:
                       else [bots.HARD] * 3)  # fmt: skip
             levels = [*others[:seat], me, *others[seat:]]
             record = play(levels, f"{tag or rivals}{j}-{g}")
-            w.add(record, seat)
+            w.add(record, seat, fairplay.round_bits(record))
             places = record["result"]["places"]
             hard += sum(1 / places.count(1) for s in range(4) if s != seat and places[s] == 1) / 3
         watched.append(w)
@@ -251,6 +269,8 @@ def main() -> int:
     best, best_hard = against(Person.excellent, args.excellent, args.games, "hard", rng, "best")
     days, days_hard = against(noisy_days, args.noisy, 20, "hard", rng, "days")
     days_beat = [w for w, h in zip(days, days_hard, strict=True) if w.wins > h]
+    fake, fake_hard = against(noisy_choice, args.noisy, 20, "hard", rng, "choice")
+    fake_beat = [w for w, h in zip(fake, fake_hard, strict=True) if w.wins > h]
     elapsed = time.perf_counter() - t0
     print(f"{len(people)} humans and {len(best)} excellent humans x {args.games} games, "
           f"{len(scripts)} scripts x 5, {len(loud)} noisy scripts x 20 ({len(beat)} win more "
@@ -265,6 +285,9 @@ def main() -> int:
     when = [w.flagged_at() for w in days_beat]
     print(f"noisy scripts with a person's days that beat hard, flagged within 20: "
           f"{sum(1 for x in when if x)}/{len(days_beat)}")  # fmt: skip
+    when = [w.flagged_at() for w in fake_beat]
+    print(f"noisy scripts with a choice slope that beat hard, flagged within 20: "
+          f"{sum(1 for x in when if x)}/{len(fake_beat)}")  # fmt: skip
     for name, group in (("humans", people), ("excellent humans", best)):
         flagged = [w for w in group if w.flagged_at()]
         print(f"{name} flagged within {args.games} games: {len(flagged)}/{len(group)} "
@@ -276,23 +299,34 @@ def main() -> int:
     missed = [(w, h) for w, h in zip(loud, hard_wins, strict=True) if w.wins > h]
     for w, h in [(w, h) for w, h in missed if not w.flagged_at()][:8]:  # a sample of them
         times = sorted(x.ms for g in w.games for x in g.hands if x.first)
+        slope, se, _ = fairplay.choice_slope(w.games)
         print(f"  noisy not flagged: peak {w.peak(20):.2f}, median first hand "
-              f"{times[len(times) // 2]:.0f} ms, wins {w.wins:.1f} of 20 (a hard bot's "
-              f"{h:.1f})")  # fmt: skip
+              f"{times[len(times) // 2]:.0f} ms, {slope:.0f} ± {se:.0f} ms per bit, wins "
+              f"{w.wins:.1f} of 20 (a hard bot's {h:.1f})")  # fmt: skip
+    for name, group in (("humans", people), ("excellent humans", best), ("noisy scripts", beat),
+                        ("noisy with a choice", fake_beat)):  # fmt: skip
+        slopes = [fairplay.choice_slope(w.games)[0] for w in group]
+        if slopes:
+            print(f"{name}: choice slope over all their games {statistics.fmean(slopes):.1f} "
+                  f"± {statistics.pstdev(slopes):.1f} ms per bit (mean ± sd), lowest "
+                  f"{min(slopes):.1f}")  # fmt: skip
     roc = []
     print("ROC (flagged when score >= c): c, humans over 100 games, excellent humans over "
-          "100, scripts within 5, noisy that beat hard within 20, the same with days")  # fmt: skip
+          "100, scripts within 5, noisy that beat hard within 20, the same with days, "
+          "the same with a choice slope")  # fmt: skip
     for c in (0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0):
         row = {"c": c, "humans": rate(people, args.games, c),
                "excellent": rate(best, args.games, c), "scripts": rate(scripts, 5, c),
-               "noisy": rate(beat, 20, c), "noisy_days": rate(days_beat, 20, c)}  # fmt: skip
+               "noisy": rate(beat, 20, c), "noisy_days": rate(days_beat, 20, c),
+               "noisy_choice": rate(fake_beat, 20, c)}  # fmt: skip
         roc.append(row)
         print(f"  {c:4.2f}  {100 * row['humans']:6.2f} %  {100 * row['excellent']:6.2f} %  "
               f"{100 * row['scripts']:6.1f} %  {100 * row['noisy']:6.1f} %  "
-              f"{100 * row['noisy_days']:6.1f} %")  # fmt: skip
+              f"{100 * row['noisy_days']:6.1f} %  {100 * row['noisy_choice']:6.1f} %")  # fmt: skip
     items = {name: dict(Counter(w.item for w in group if w.item))
              for name, group in (("humans", people), ("excellent", best), ("scripts", scripts),
-                                 ("noisy", beat), ("noisy_days", days_beat))}  # fmt: skip
+                                 ("noisy", beat), ("noisy_days", days_beat),
+                                 ("noisy_choice", fake_beat))}  # fmt: skip
     print(f"the evidence that flagged them first: {items}")
     if args.json:
         split = {
@@ -301,6 +335,7 @@ def main() -> int:
             "scripts": [w.split(5) for w in scripts],
             "noisy": [w.split(20) for w in beat],
             "noisy_days": [w.split(20) for w in days_beat],
+            "noisy_choice": [w.split(20) for w in fake_beat],
         }
         args.json.write_text(json.dumps({"args": vars(args) | {"json": str(args.json)},
                                          "roc": roc, "items": items, "seconds": elapsed,

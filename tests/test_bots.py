@@ -6,6 +6,7 @@ standard errors, so they are deterministic and far from flaky at the same time.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 import statistics
@@ -16,10 +17,13 @@ import pytest
 from flyswat import DECK, Card, Colour, Game, MalformedError, Rules, View, view
 from flyswat.bots import (
     LEVELS,
+    TYPICAL_BITS,
     believed_colours,
+    choice_bits,
     crowd,
     decide,
     params,
+    reaction_times,
     reveal_delay_ms,
 )
 
@@ -270,3 +274,52 @@ def test_hard_lays_no_hand_when_a_race_is_not_worth_it() -> None:
 
     assert skipped(raced) > skipped(duel) + 0.2
     assert skipped(duel) < 0.1
+
+
+# The Hick–Hyman law (Hick 1952, Hyman 1953): a choice reaction grows by a fixed time per bit
+# of the choice; Welford's function (Welford 1960): telling L from S takes log(L / (L - S)).
+@pytest.mark.parametrize(
+    ("counts", "bits"),
+    [
+        ([], 0.0),  # an empty centre: nothing to choose (R15)
+        ([3], 0.0),  # one colour: nothing to choose
+        ([3, 1], 1 + math.log2(3 / 2)),  # two colours, a margin of two
+        ([2, 1, 1], math.log2(3) + 1.0),  # three colours, a margin of one
+        ([1, 1, 1, 1], 2 + 1.0),  # four colours tied at one: a tie counts as a half
+        ([2, 2, 0, 1], math.log2(3) + 2.0),  # a tie at two is harder than a tie at one
+    ],
+)
+def test_a_rounds_choice_is_hicks_bits_of_the_colours_plus_welfords_of_the_closest_count(
+    counts: list[int], bits: float
+) -> None:
+    assert choice_bits(counts) == pytest.approx(bits)
+
+
+def test_a_level_with_a_choice_slope_takes_that_much_longer_per_bit_of_a_harder_round() -> None:
+    slow = dataclasses.replace(params("hard"), choice_ms=40.0)
+    for seed in range(50):
+        easy = reaction_times(slow, 2, random.Random(seed), bits=1.0)[0]
+        hard = reaction_times(slow, 2, random.Random(seed), bits=4.0)[0]
+        if easy > slow.floor_ms:  # the same draw, moved by 40 ms a bit (to the ms)
+            assert abs(hard - easy - 120) <= 1
+    # And a typical round is where the level's mean time was without it.
+    same = reaction_times(params("hard"), 2, random.Random(1))
+    assert reaction_times(slow, 2, random.Random(1), bits=TYPICAL_BITS) == same
+
+
+def test_the_shipped_levels_take_the_same_time_in_every_round() -> None:
+    # Their speeds (and docs/BALANCE.md's figures) were measured without a choice slope.
+    for name in LEVELS:
+        assert params(name).choice_ms == 0.0
+        assert reaction_times(params(name), 2, random.Random(2), bits=5.0) == reaction_times(
+            params(name), 2, random.Random(2), bits=0.0
+        )
+
+
+def test_a_bot_with_a_choice_slope_reads_the_rounds_choice_off_the_centre() -> None:
+    slow = dataclasses.replace(params("hard"), choice_ms=100.0, lapse=0.0, misjudge=0.0)
+    one = open_round(["R1-1", "R2-1", "S-1"])  # one colour: 0 bits
+    four = open_round(["R1-1", "G1-1", "B1-1", "Y1-1", "S-1"])  # four tied at one: 3 bits
+    a = decide(slow, view(one, 0), random.Random(5))
+    b = decide(slow, view(four, 0), random.Random(5))
+    assert abs(b[0].ms - a[0].ms - 300) <= 1

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
+import statistics
+from typing import Any
 
 import pytest
 
@@ -26,12 +29,18 @@ def person(level: bots.Level, n: int, seed: int) -> list[float]:
             for _ in range(n)]  # fmt: skip
 
 
+#: Rounds' choices (``bots.choice_bits``) about as often as in games of four at Play now's
+#: length (3,737 rounds of bots' games: one colour 7 %, 3 bits 28 %, ...).
+BITS, BITS_SHARE = [0.0, 2.0, 2.58, 3.0, 3.58, 4.0, 4.58], [7, 8, 17, 28, 14, 17, 4]
+
+
 def played(level: bots.Level, games: int, seed: int, bad_days: float = 0.1,
            rounds: int = 12) -> list[GameHands]:  # fmt: skip
     """``games`` games of a player at ``level``, ``rounds`` rounds each: first hands from its
-    ex-Gaussian, a wrong fly at its ``misjudge`` rate, a round missed at its ``lapse`` rate;
-    a ``bad_days`` share of games slower by 120 ms with a longer tail and twice the mistakes
-    (as ``bench/fairplay.py`` models people)."""
+    ex-Gaussian, moved by its ``choice_ms`` per bit of the round's choice (as
+    ``bots.reaction_times``), a wrong fly at its ``misjudge`` rate, a round missed at its
+    ``lapse`` rate; a ``bad_days`` share of games slower by 120 ms with a longer tail and
+    twice the mistakes (as ``bench/fairplay.py`` models people)."""
     rng = random.Random(seed)
     out = []
     for _ in range(games):
@@ -39,18 +48,25 @@ def played(level: bots.Level, games: int, seed: int, bad_days: float = 0.1,
         mu, tau = level.mu_ms + 120 * bad, level.tau_ms * (1.5 if bad else 1.0)
         hands, missed = [], 0
         for _ in range(rounds):
+            bits = rng.choices(BITS, BITS_SHARE)[0]
             if rng.random() < level.lapse * (3 if bad else 1):
                 missed += 1
                 continue
-            ms = max(level.floor_ms, bots.ex_gauss(rng, mu, level.sigma_ms, tau))
+            ms = bots.ex_gauss(rng, mu, level.sigma_ms, tau)
+            ms = max(level.floor_ms, ms + level.choice_ms * (bits - bots.TYPICAL_BITS))
             right = rng.random() >= level.misjudge * (2 if bad else 1)
-            hands.append(Hand(ms, True, right, right))
+            hands.append(Hand(ms, True, right, right, bits))
         out.append(GameHands(tuple(hands), rounds, missed))
     return out
 
 
 def like(level: bots.Level, **changes: float) -> bots.Level:
     return dataclasses.replace(level, **changes)
+
+
+def people(name: str) -> bots.Level:
+    """People at a bot level: its play, with people's slope over a harder choice."""
+    return like(bots.params(name), choice_ms=bots.PEOPLE_CHOICE_MS[name])
 
 
 def test_a_players_hands_are_read_from_a_record_with_their_first_hand_of_each_round() -> None:
@@ -86,7 +102,7 @@ def test_a_script_with_little_spread_is_flagged_within_five_games_whatever_its_s
 def test_people_modelled_by_every_bot_level_are_not_flagged_over_a_hundred_games(
     name: str,
 ) -> None:
-    games = played(bots.params(name), 100, seed=7)
+    games = played(people(name), 100, seed=7)
     for n in range(1, len(games) + 1):
         verdict = assess(games[:n])
         assert not verdict.flagged, (n, verdict)
@@ -113,7 +129,7 @@ def test_a_top_players_pace_with_a_scripts_accuracy_and_steadiness_is_flagged_in
 
 
 def test_the_same_pace_with_a_persons_mistakes_and_bad_days_is_not_flagged() -> None:
-    best = like(NOISY, misjudge=0.02, lapse=0.01)
+    best = like(NOISY, misjudge=0.02, lapse=0.01, choice_ms=40)
     games = played(best, 100, seed=11)
     assert not any(assess(games[:n]).flagged for n in range(1, 101))
 
@@ -121,7 +137,7 @@ def test_the_same_pace_with_a_persons_mistakes_and_bad_days_is_not_flagged() -> 
 def test_a_slow_careful_player_with_a_steady_pace_is_not_flagged() -> None:
     # Never wrong, the same pace every game: at a median far from the best players', no
     # script's gain in it (the joint evidence is weighed only at a top player's pace).
-    careful = like(bots.NORMAL, mu_ms=620, misjudge=0.0, lapse=0.0)
+    careful = like(people("normal"), mu_ms=620, misjudge=0.0, lapse=0.0)
     verdict = assess(played(careful, 100, seed=12, bad_days=0.0))
     assert not verdict.flagged and "uncanny" not in verdict.evidence, verdict
 
@@ -155,6 +171,83 @@ def test_claims_faster_than_humanly_possible_in_several_games_flag_a_player() ->
 
 def test_only_the_latest_window_of_games_is_weighed() -> None:
     scripted = games_of([200.0] * 40)
-    honest = played(bots.HARD, fairplay.WINDOW, seed=6)
+    honest = played(people("hard"), fairplay.WINDOW, seed=6)
     assert assess(scripted).flagged
     assert not assess(scripted + honest).flagged  # a hundred honest games since
+
+
+def test_a_hands_round_choice_is_kept_with_it_and_old_stored_hands_read_without_it() -> None:
+    game = GameHands((Hand(480, True, True, True, 3.0), Hand(700, False, False, False, 2.58)), 2, 0)
+    assert game.to_json()["h"] == [[480, 7, 3.0], [700, 0, 2.58]]
+    assert GameHands.from_json(game.to_json()) == game
+    old = GameHands.from_json({"h": [[480, 7]], "r": 1, "m": 0})
+    assert old.hands == (Hand(480, True, True, True, None),)
+
+
+def test_each_rounds_choice_is_read_off_the_centre_the_record_replays_to() -> None:
+    from flyswat.engine import Game
+    from flyswat.record import to_record
+    from flyswat.rules import Rules
+    from flyswat.sim import driver
+
+    game = Game.new(Rules(seats=4, remove=56), "bits", 0)
+    levels = dict.fromkeys(range(4), bots.HARD)
+    rngs = {k: random.Random(k) for k in range(4)}
+    seen = []
+    while driver.advance(game) is not None:
+        seen.append(bots.centre_bits(game.centre))  # the centre its trigger was shown over
+        driver.play_round(game, driver.bot_hands(game, levels, rngs))
+    seats = [{"name": f"P{i}", "kind": "human"} for i in range(4)]
+    record = to_record(game, seats, id="bits", started_at="2026-12-04T00:00:00Z")
+    bits = fairplay.round_bits(record)
+    assert list(bits.values()) == pytest.approx(seen) and len(seen) > 5
+    mine = from_record(record, 0)
+    assert all(h.bits == bits[i] for i, h in zip(mine_turns(record, 0), mine.hands, strict=True))
+    broken = dict(record, deal=[])  # a record that does not replay: no choices, hands kept
+    assert fairplay.round_bits(broken) == {}
+    assert [h.ms for h in from_record(broken, 0).hands] == [h.ms for h in mine.hands]
+
+
+def mine_turns(record: dict[str, Any], seat: int) -> list[int]:
+    """The turn index of each of ``seat``'s hands, in from_record's order."""
+    return [i for i, t in enumerate(record["turns"]) if t.get("round") and t["round"]["allowed"]
+            for s in t["round"]["slaps"] if s["seat"] == seat]  # fmt: skip
+
+
+def test_the_choice_slope_is_a_persons_hick_hyman_slope_whatever_their_days() -> None:
+    # 40 ms per bit (bots.PEOPLE_CHOICE_MS["hard"]), with or without bad days: each game's
+    # first hands are taken about the game's own means, so a slow day moves no slope.
+    for bad_days in (0.0, 0.3):
+        slope, se, n = fairplay.choice_slope(played(people("hard"), 100, 21, bad_days))
+        assert n > 1000 and se < 5 and abs(slope - 40) < 3 * se, (slope, se)
+    slope, se, _ = fairplay.choice_slope(played(NOISY, 100, 22))
+    assert abs(slope) < 3 * se  # noise added to a fixed time: no slope
+    assert fairplay.choice_slope(games_of([500.0] * 30)) == (0.0, math.inf, 0)  # no choices
+
+
+def test_a_top_players_pace_indifferent_to_the_choice_is_what_tips_the_joint_evidence() -> None:
+    # As sure and as steady as the best people (a mistake in 100 first hands, no bad day, as
+    # some people have over 20 games): the same play with people's slope over a harder
+    # choice is not flagged in 100 games; without it, it is within 20.
+    sure = like(bots.HARD, mu_ms=420, misjudge=0.01, lapse=0.005)
+    person = played(like(sure, choice_ms=40), 100, seed=24, bad_days=0.0)
+    assert not any(assess(person[:n]).flagged for n in range(1, 101))
+    script = played(sure, 20, seed=24, bad_days=0.0)
+    verdict = assess(script)
+    assert verdict.flagged and "per bit of a round's choice" in verdict.reason, verdict
+    without = [GameHands(tuple(dataclasses.replace(h, bits=None) for h in g.hands), g.rounds,
+                         g.missed) for g in script]  # fmt: skip
+    assert not assess(without).flagged  # the three other legs alone: not enough
+
+
+def test_a_persons_quick_easy_rounds_are_not_taken_for_a_missing_slow_tail() -> None:
+    # A beginner's 80 ms per bit makes a one-colour round 240 ms quicker than a typical one:
+    # a left tail that lowers the skewness of their times as they are. Their tail is weighed
+    # with each round's choice taken out, by their own slope.
+    beginner = like(people("easy"), tau_ms=150, sigma_ms=110)
+    games = played(beginner, 100, seed=24, bad_days=0.0)
+    times = [h.ms for g in games for h in g.hands if h.first]
+    raw = fairplay._skewness(times, statistics.fmean(times), statistics.pstdev(times))
+    net = fairplay._net_of_choice(games)
+    assert fairplay._skewness(net, statistics.fmean(net), statistics.pstdev(net)) > raw + 0.2
+    assert assess(games).evidence["tailless"] < 1

@@ -8,6 +8,7 @@ critical values of the tests): deterministic, and far from flaky.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 from collections.abc import Callable
@@ -178,3 +179,31 @@ def test_the_kernels_reaction_times_are_the_bots_reaction_times(level: str) -> N
         assert _ks_two(a, b) < KS_0_1_PERCENT, name
         se = math.sqrt(a.var() / len(a) + b.var() / len(b))
         assert abs(a.mean() - b.mean()) < 5 * se, name
+
+
+def test_the_kernels_choice_is_the_bots_choice_for_every_centre() -> None:
+    # bots.choice_bits (the Hick–Hyman bits of a round), from the kernel's counts per colour.
+    wi = np.zeros(policy.WI_SIZE, dtype=np.int64)
+    for code in range(5**6):
+        counts = [code // 5**c % 5 for c in range(6)]
+        wi[policy.CNT : policy.CNT + 6] = counts
+        assert policy.choice_bits(wi) == pytest.approx(bots.choice_bits(counts), abs=1e-12)
+
+
+@njit(cache=False)
+def _first_hand(wf: np.ndarray, bits: float, seed: int) -> int:
+    wi = np.zeros(policy.WI_SIZE, dtype=np.int64)
+    policy.reaction_times(wf, wi, policy.PARAMS, 1, rng.load(seed), bits)
+    return int(wi[policy.OUT_MS])
+
+
+def test_the_kernels_first_hand_moves_by_the_levels_choice_slope_as_the_bots_does() -> None:
+    slow = dataclasses.replace(bots.params("hard"), choice_ms=40.0)
+    _, params = seat_params([slow], 1)
+    wf = np.zeros(policy.WF_SIZE)
+    policy.setup(wf, params)
+    for seed in range(1, 30):
+        typical = _first_hand(wf, bots.TYPICAL_BITS, seed)
+        if typical > slow.floor_ms + 200:
+            assert abs(_first_hand(wf, bots.TYPICAL_BITS + 2.5, seed) - typical - 100) <= 1
+            assert abs(typical - _first_hand(wf, bots.TYPICAL_BITS - 2.5, seed) - 100) <= 1

@@ -13,6 +13,17 @@ screen must then point at the card, so the first hand's ``mu`` is 480–740 ms b
 pace of people clicking or tapping, so bots and people meet as equals), and a second hand
 comes later still.
 
+People's choice takes longer in a harder round, and a level may say by how much
+(``choice_ms``, :func:`choice_bits`): the Hick–Hyman law (Hick 1952, Hyman 1953) has a choice
+reaction time grow linearly with the information of the choice, ``RT = a + b·H`` bits, and
+telling two quantities apart takes longer the closer they are, as Welford's function
+``k·log(L / (L − S))`` of the larger and the smaller (Welford 1960; Moyer and Landauer 1967's
+distance effect). The slope ``b`` falls with practice but does not vanish for a judgement
+such as "which colour is most numerous" (a comparison of numerosities keeps its distance
+effect in practised adults). The shipped levels do not use it yet (``choice_ms`` 0): their
+speeds and ``docs/BALANCE.md``'s figures were measured without it; ``bench/fairplay.py``'s
+people have it (:data:`PEOPLE_CHOICE_MS`).
+
 How a bot aims, as people do: it believes some colours allowed (and sometimes misjudges,
 R14), then weighs each believed-allowed fly by its value and by the chance of being the bottom
 hand on it (R17). It reckons its rivals as quick as itself and expects them to think as it
@@ -35,6 +46,7 @@ from __future__ import annotations
 import functools
 import math
 import random
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from flyswat.cards import Card, Colour
@@ -74,6 +86,10 @@ class Level:
       (the first in centre order among equals).
     - ``min_gain``: a hand whose best gain is below this (points) is not laid: nothing worth it.
     - ``reveal_mu_ms``, ``reveal_sigma_ms``, ``reveal_tau_ms``: the pause before revealing.
+    - ``choice_ms``: how much longer the first hand takes per bit of the round's choice
+      (:func:`choice_bits`) above a typical round's (:data:`TYPICAL_BITS`), and how much
+      shorter per bit below it: the slope of the Hick–Hyman law. 0 (the shipped levels): the
+      same in every round.
     """
 
     mu_ms: float
@@ -92,6 +108,7 @@ class Level:
     reveal_mu_ms: float
     reveal_sigma_ms: float
     reveal_tau_ms: float
+    choice_ms: float = 0.0
 
 
 EASY = Level(
@@ -123,6 +140,18 @@ HARD = Level(
 
 _PARAMS: dict[str, Level] = {"easy": EASY, "normal": NORMAL, "hard": HARD}
 
+#: People's ``choice_ms`` by level (ms per bit), for the models of people that use it
+#: (``bench/fairplay.py``): Hick's and Hyman's unpractised subjects took 130–200 ms per bit;
+#: practice lowers the slope a great deal, so a beginner is given 80, a regular player 60 and
+#: a sharp one 40 — modest against the laboratory's figures: at 40 ms a bit, a round of one
+#: colour is 120 ms quicker than a typical one and the hardest (5.6 bits) 100 ms slower.
+PEOPLE_CHOICE_MS: dict[str, float] = {"easy": 80.0, "normal": 60.0, "hard": 40.0}
+
+#: A typical round's :func:`choice_bits`, about their mean (2.96 bits, sd 1.04, over the
+#: rounds of games of four at Play now's length): ``choice_ms`` moves a round's first hand by
+#: its bits less this, so a level's mean time stays about where it is without it.
+TYPICAL_BITS = 3.0
+
 
 LevelLike = str | Level
 
@@ -146,15 +175,43 @@ def ex_gauss(rng: random.Random, mu: float, sigma: float, tau: float) -> float:
     return rng.gauss(mu, sigma) + rng.expovariate(1.0 / tau)
 
 
-def reaction_times(p: Level, hands: int, rng: random.Random) -> list[int]:
+def choice_bits(counts: Iterable[int]) -> float:
+    """The information of a round's choice, in bits, for a centre with ``counts`` flies per
+    colour: ``log2`` of the colours present, among which the allowed one is chosen (Hick's
+    law), plus Welford's ``log2(L / (L − S))`` for telling the most numerous colour (``L``
+    flies) from the next (``S``; a tie counted as ``L − S`` = 1/2, harder than any margin).
+    0 for a centre of one colour (nothing to choose), 3 for four colours of one fly each."""
+    cs = sorted((n for n in counts if n > 0), reverse=True)
+    if not cs:
+        return 0.0
+    top, second = cs[0], (cs[1] if len(cs) > 1 else 0)
+    return math.log2(len(cs)) + math.log2(top / max(top - second, 0.5))
+
+
+def centre_bits(centre: Iterable[Card]) -> float:
+    """:func:`choice_bits` of the flies in ``centre``."""
+    counts: dict[Colour, int] = {}
+    for card in centre:
+        if card.colour is not None:
+            counts[card.colour] = counts.get(card.colour, 0) + 1
+    return choice_bits(counts.values())
+
+
+def reaction_times(
+    p: Level, hands: int, rng: random.Random, bits: float = TYPICAL_BITS
+) -> list[int]:
     """Times in ms of ``hands`` hands laid one after the other, from the instant the trigger
-    was shown: an ex-Gaussian first hand, each later hand an ex-Gaussian delay after the one
-    before; none before ``p.floor_ms``, each at least 1 ms after the one before."""
+    was shown: an ex-Gaussian first hand (moved by ``p.choice_ms`` per bit of the round's
+    choice, ``bits``, above or below :data:`TYPICAL_BITS`), each later hand an ex-Gaussian
+    delay after the one before; none before ``p.floor_ms``, each at least 1 ms after the one
+    before."""
     out: list[int] = []
     t = 0.0
     for k in range(hands):
         if k == 0:
             t = ex_gauss(rng, p.mu_ms, p.sigma_ms, p.tau_ms)
+            if p.choice_ms:
+                t += p.choice_ms * (bits - TYPICAL_BITS)
         else:
             t += max(0.0, ex_gauss(rng, p.second_mu_ms, p.second_sigma_ms, p.second_tau_ms))
         out.append(max(p.floor_ms, (out[-1] + 1) if out else 0, round(t)))
@@ -211,7 +268,7 @@ def decide(level: LevelLike, v: View, rng: random.Random) -> list[PlannedSlap]:
     n = 1
     while n < min(free, len(targets)) and rng.random() < p.second_hand:
         n += 1
-    times = reaction_times(p, n, rng)
+    times = reaction_times(p, n, rng, centre_bits(v.centre) if p.choice_ms else TYPICAL_BITS)
     cards = choose(p, targets, times, v.seats - 1, v.hands, rng)
     return [PlannedSlap(card, ms) for card, ms in zip(cards, times, strict=False)]
 

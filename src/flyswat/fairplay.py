@@ -16,12 +16,16 @@ in; a second hand's time depends on the first):
   uncertainty of a small sample taken off first (:data:`SPREAD_FLOOR_MS`);
 - ``fast``: even the upper confidence bound of their median time is faster than people choose
   a fly and point at it (:data:`SPEED_FLOOR_MS`);
-- ``tailless``: their times have no right tail (sample skewness below :data:`SKEW_FLOOR`
-  less its uncertainty; an ex-Gaussian's is 1 to 2), over many hands;
+- ``tailless``: their times, each round's choice taken out, have no right tail (sample
+  skewness below :data:`SKEW_FLOOR` less its uncertainty; an ex-Gaussian's is 1 to 2), over
+  many hands;
 - ``flawless``: fast *and* never wrong nor absent over many rounds (:data:`FLAWLESS_ROUNDS`);
-- ``uncanny``: at a top player's pace, surer, steadier from game to game and quicker than
-  people are, all at once (:func:`_uncanny`): a script that adds noise to look human keeps
-  a person's spread and tail, but not a person's mistakes nor a person's days;
+- ``uncanny``: at a top player's pace, surer, steadier from game to game, quicker and less
+  slowed by hard rounds than people are, all at once (:func:`_uncanny`): a script that adds
+  noise to look human keeps a person's spread and tail, but not a person's mistakes, a
+  person's days, nor a person's longer thought over a harder choice (the Hick–Hyman law,
+  :func:`flyswat.bots.choice_bits`: people take longer to pick the most numerous colour
+  among more colours and closer counts; noise added to a fixed time does not);
 - ``too_fast``: claims refused as faster than humanly possible, in several games.
 
 A player's results are not weighed: they follow from the speed and accuracy weighed here,
@@ -39,6 +43,10 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from flyswat import record as records
+from flyswat.bots import TYPICAL_BITS, centre_bits
+from flyswat.errors import FlyswatError
 
 #: People's first hands spread at least this much (ms, robust sd); the bots' models of
 #: people spread 130–240 ms, the tightest person modelled about 90 ms.
@@ -65,20 +73,29 @@ WINDOW = 100
 #: games (of two first hands or more); the fewest wrong first hands people make (a share of
 #: their first hands); the least their pace varies from game to game (an F ratio: about 1
 #: for a pace that never changes, above it with a bad day among the games); and the combined
-#: standard score that flags.
+#: standard score that flags (the smallest multiple of 0.25 above the highest of 3,000
+#: modelled people's, ``bench/fairplay.py`` seeds 2, 5 and 6: 1.79).
 JOINT_MS, MIN_JOINT, MIN_JOINT_GAMES = 600.0, 60, 5
-ERROR_FLOOR, DRIFT_FLOOR, JOINT_Z = 0.02, 1.5, 2.75
+ERROR_FLOOR, DRIFT_FLOOR, JOINT_Z = 0.02, 1.5, 2.0
+#: ``uncanny``'s fourth leg: the least people's first hands slow per bit of a round's choice
+#: (ms per bit, :func:`choice_slope`): the Hick–Hyman slope of the most practised person
+#: modelled (``bench/fairplay.py``: ``hard``'s 40 at half), far under the laboratory's
+#: 130–200 for unpractised people.
+SLOPE_FLOOR = 20.0
 
 
 @dataclass(frozen=True, slots=True)
 class Hand:
     """One accepted hand: its effective time ``ms``; ``first``: the player's first hand of
-    the round; ``right``: on an allowed colour (R14); ``won``: the fly was won by it (R18)."""
+    the round; ``right``: on an allowed colour (R14); ``won``: the fly was won by it (R18);
+    ``bits``: the round's choice (:func:`flyswat.bots.choice_bits` of the centre), or None
+    when unknown."""
 
     ms: float
     first: bool
     right: bool
     won: bool
+    bits: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,24 +109,50 @@ class GameHands:
     too_fast: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        """The compact form the store keeps: ``h`` ``[ms, flags]`` (1 first, 2 right, 4 won)."""
+        """The compact form the store keeps: ``h`` ``[ms, flags]`` (1 first, 2 right, 4 won),
+        and the round's bits third when known (to 1/100)."""
         flags = [int(h.first) | 2 * int(h.right) | 4 * int(h.won) for h in self.hands]
-        return {"h": [[round(h.ms), f] for h, f in zip(self.hands, flags, strict=True)],
-                "r": self.rounds, "m": self.missed, "f": self.too_fast}  # fmt: skip
+        hands = [[round(h.ms), f] + ([] if h.bits is None else [round(h.bits, 2)])
+                 for h, f in zip(self.hands, flags, strict=True)]  # fmt: skip
+        return {"h": hands, "r": self.rounds, "m": self.missed, "f": self.too_fast}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> GameHands:
         """What :meth:`to_json` wrote."""
-        hands = tuple(Hand(float(ms), bool(f & 1), bool(f & 2), bool(f & 4)) for ms, f in data["h"])
+        hands = tuple(Hand(float(h[0]), bool(h[1] & 1), bool(h[1] & 2), bool(h[1] & 4),
+                           float(h[2]) if len(h) > 2 else None) for h in data["h"])  # fmt: skip
         return cls(hands, int(data["r"]), int(data["m"]), int(data.get("f", 0)))
 
 
-def from_record(record: Mapping[str, Any], seat: int, too_fast: int = 0) -> GameHands:
+def round_bits(record: Mapping[str, Any]) -> dict[int, float]:
+    """The choice of each slap round of a game record, by turn index: the bits
+    (:func:`flyswat.bots.choice_bits`) of the centre when its trigger was shown, replaying the
+    record (:func:`flyswat.record.replay`). Empty for a record that does not replay."""
+    turns = record.get("turns", [])
+    bits: dict[int, float] = {}
+
+    def before(i: int, game: Any) -> None:
+        if turns[i].get("round"):
+            bits[i] = centre_bits(game.centre)
+
+    try:
+        records.replay(dict(record), before)
+    except FlyswatError:
+        return {}
+    return bits
+
+
+def from_record(record: Mapping[str, Any], seat: int, too_fast: int = 0,
+                bits: Mapping[int, float] | None = None) -> GameHands:  # fmt: skip
     """The hands of ``seat`` in a game record (``shared/RECORD.md``): every accepted slap
-    with its ``ms``, in arrival order; rounds whose allowed colours were not empty (R15)."""
+    with its ``ms``, in arrival order, and its round's choice (``bits``, by turn index: the
+    record's :func:`round_bits` when not given); rounds whose allowed colours were not empty
+    (R15)."""
+    if bits is None:
+        bits = round_bits(record)
     hands: list[Hand] = []
     rounds = missed = 0
-    for turn in record.get("turns", []):
+    for i, turn in enumerate(record.get("turns", [])):
         r = turn.get("round")
         if not r or not r.get("allowed"):
             continue
@@ -121,7 +164,8 @@ def from_record(record: Mapping[str, Any], seat: int, too_fast: int = 0) -> Game
             missed += 1
         for k, s in enumerate(sorted(mine, key=lambda s: float(s["ms"]))):
             card = str(s["card"])
-            hands.append(Hand(float(s["ms"]), k == 0, card[0] in allowed, card in won))
+            hands.append(Hand(float(s["ms"]), k == 0, card[0] in allowed, card in won,
+                              bits.get(i)))  # fmt: skip
     return GameHands(tuple(hands), rounds, missed, too_fast)
 
 
@@ -196,10 +240,13 @@ def assess(games: Sequence[GameHands]) -> Verdict:
         words["fast"] = (f"median first hand {median:.0f} ms over {n} rounds (people: slower "
                          f"than {SPEED_FLOOR_MS:.0f} ms to choose a fly and point)")  # fmt: skip
     if n >= MIN_TAIL:
-        skew = _skewness(times, statistics.fmean(times), sd)
+        # The tail of their times once each round's choice is taken out (their own slope):
+        # quick easy rounds are a left tail of a person's times, not a missing right one.
+        net = _net_of_choice(games) or times
+        skew = _skewness(net, statistics.fmean(net), statistics.pstdev(net))
         # The sample skewness's standard error: √(6/n) for a Gaussian sample, more with a
         # real tail (a few slow hands move it): the sample's own, by the jackknife.
-        floor = SKEW_FLOOR - Z * max(math.sqrt(6 / n), _skewness_se(times))
+        floor = SKEW_FLOOR - Z * max(math.sqrt(6 / n), _skewness_se(net))
         evidence["tailless"] = max(0.0, 1 + floor) / max(1 + skew, 1e-3)
         words["tailless"] = (f"reaction times with no slow tail (skewness {skew:.2f} over {n} "
                              "rounds; people's are skewed, 1 to 2)")  # fmt: skip
@@ -243,13 +290,51 @@ def _between_games(games: Sequence[GameHands]) -> tuple[float, int]:
     return (between / (k - 1)) / max(within / (n - k), 1e-9), k
 
 
+def _net_of_choice(games: Sequence[GameHands]) -> list[float]:
+    """The player's first hands, each less their :func:`choice_slope` times its round's bits
+    above :data:`flyswat.bots.TYPICAL_BITS` (as it is, when its round's bits are unknown);
+    empty when the slope cannot be had."""
+    slope, se, _ = choice_slope(games)
+    if not math.isfinite(se):
+        return []
+    return [h.ms - (0.0 if h.bits is None else slope * (h.bits - TYPICAL_BITS))
+            for g in games for h in g.hands if h.first]  # fmt: skip
+
+
+def choice_slope(games: Sequence[GameHands]) -> tuple[float, float, int]:
+    """How much slower the player's first hands are per bit of a round's choice (ms per bit:
+    the Hick–Hyman slope, :func:`flyswat.bots.choice_bits`), its standard error, and the
+    number of first hands in it: a least-squares line through each game's first hands, times
+    and bits both taken about the game's own means (so a slow day moves no slope), one slope
+    for all games. A slope of 0 and an infinite error when the bits do not vary."""
+    sxy = sxx = syy = 0.0
+    n = k = 0
+    for g in games:
+        pts = [(h.bits, h.ms) for h in g.hands if h.first and h.bits is not None]
+        if len(pts) < 2:
+            continue
+        mx = statistics.fmean(x for x, _ in pts)
+        my = statistics.fmean(y for _, y in pts)
+        sxy += sum((x - mx) * (y - my) for x, y in pts)
+        sxx += sum((x - mx) ** 2 for x, _ in pts)
+        syy += sum((y - my) ** 2 for _, y in pts)
+        n, k = n + len(pts), k + 1
+    if sxx <= 0 or n - k - 1 <= 0:
+        return 0.0, math.inf, n
+    slope = sxy / sxx
+    residual = max(syy - slope * sxy, 0.0) / (n - k - 1)
+    return slope, math.sqrt(residual / sxx), n
+
+
 def _uncanny(games: Sequence[GameHands], times: Sequence[float], median: float,
              sd: float) -> tuple[float, str] | None:  # fmt: skip
     """The joint evidence of a player at a top player's pace (a median under
-    :data:`JOINT_MS`): surer, steadier from game to game and quicker than people are, each as
-    a standard score against people's bound (positive: beyond it), their sum divided by √3
-    (the sum's standard deviation). Any one of them alone some people show; all three at once
-    over many games, people do not. The strength is 1 at :data:`JOINT_Z`."""
+    :data:`JOINT_MS`): surer, steadier from game to game, quicker and less slowed by a hard
+    choice than people are, each as a standard score against people's bound (positive:
+    beyond it), their sum divided by the square root of their number (the sum's standard
+    deviation; the fourth is left out while the records say nothing of the rounds' choices).
+    Any one of them alone some people show; all at once over many games, people do not. The
+    strength is 1 at :data:`JOINT_Z`."""
     n = len(times)
     ratio, k = _between_games(games)
     if n < MIN_JOINT or k < MIN_JOINT_GAMES or median >= JOINT_MS or sd <= 0:
@@ -262,9 +347,18 @@ def _uncanny(games: Sequence[GameHands], times: Sequence[float], median: float,
     z_steady = (DRIFT_FLOOR - ratio) / math.sqrt(2 / (k - 1))
     # Quicker: as ``fast``, but any margin below the floor counts (none above it).
     z_quick = max(0.0, (SPEED_FLOOR_MS - median) / (1.25 * sd / math.sqrt(n)))
-    z = (z_sure + z_steady + z_quick) / math.sqrt(3)
+    scores = [z_sure, z_steady, z_quick]
+    # Less slowed by a hard choice: the slope's shortfall from people's least, in its errors.
+    slope, se, m = choice_slope(games)
+    if m >= MIN_JOINT and math.isfinite(se):
+        scores.append((SLOPE_FLOOR - slope) / se)
+    z = sum(scores) / math.sqrt(len(scores))
     words = (f"surer, steadier and quicker at once than people are: {wrong} wrong flies in "
              f"{n} first hands (people: {100 * ERROR_FLOOR:.0f} % or more), the same pace in "
              f"every game (between-game F {ratio:.2f} over {k} games; people's pace varies "
              f"from day to day), a median of {median:.0f} ms")  # fmt: skip
+    if len(scores) == 4:
+        words += (f", {slope:.0f} ± {se:.0f} ms slower per bit of a round's choice "
+                  f"(people: {SLOPE_FLOOR:.0f} or more, slower over more colours and closer "
+                  "counts)")  # fmt: skip
     return max(0.0, z) / JOINT_Z, words

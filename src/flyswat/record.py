@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -215,8 +215,9 @@ def _cards(texts: Sequence[str], where: str) -> list[Card]:
         raise Discrepancy(f"{where}: {e.message}") from None
 
 
-def replay(record: dict[str, Any]) -> Game:
-    """Recompute the game of ``record`` from its facts, checking every other field on the way.
+def replay(record: dict[str, Any], before: Callable[[int, Game], None] | None = None) -> Game:
+    """Recompute the game of ``record`` from its facts, checking every other field on the way;
+    ``before(i, game)`` is called before turn ``i`` is played, if given.
 
     Returns the finished game. Raises :class:`Discrepancy` at the first field that disagrees
     (or :class:`MalformedError` for a document that is not a record).
@@ -253,6 +254,8 @@ def replay(record: dict[str, Any]) -> Game:
             raise Discrepancy("commitment: the record has a commitment but no seed")
         _check("commitment", rec.commitment, commitment(rec.seed))
     for i, t in enumerate(rec.turns):
+        if before is not None:
+            before(i, game)
         _replay_turn(game, i, t, floor)
     if not game.over:
         raise Discrepancy(f"turns: the record ends after {len(rec.turns)} turns, before the game")

@@ -20,7 +20,7 @@ import math
 import numpy as np
 from numba import njit
 
-from flyswat.bots import CROWD_ROUNDS
+from flyswat.bots import CROWD_ROUNDS, TYPICAL_BITS
 from flyswat.sim.fast import rng, ziggurat
 from flyswat.sim.fast.fastexp import exp
 
@@ -42,6 +42,7 @@ PARAM_FIELDS = (
     "caution",
     "temperature",
     "min_gain",
+    "choice_ms",
 )
 NP = len(PARAM_FIELDS)
 
@@ -222,17 +223,41 @@ def decide(wf: np.ndarray, wi: np.ndarray, s: int, hands: int, seats: int) -> in
         if u >= wf[p + 9]:
             break
         n_times += 1
-    state = reaction_times(wf, wi, p, n_times, state)
+    bits = choice_bits(wi) if wf[p + 13] != 0.0 else TYPICAL_BITS
+    state = reaction_times(wf, wi, p, n_times, state, bits)
     state, k = choose(wf, wi, p, b, n_times, seats - 1, hands, state)
     wi[ST] = rng.store(state)
     return k
 
 
 @njit(cache=True, inline="always")
-def reaction_times(wf: np.ndarray, wi: np.ndarray, p: int, n: int, state: np.uint64) -> np.uint64:
-    """As :func:`flyswat.bots.reaction_times`, for the parameters at ``wf[p:]``: writes ``n``
-    times to ``wi[OUT_MS:]`` and returns the generator's state."""
+def choice_bits(wi: np.ndarray) -> float:
+    """As :func:`flyswat.bots.choice_bits`, for the centre's flies per colour at ``wi[CNT:]``."""
+    top = 0
+    second = 0
+    colours = 0
+    for c in range(6):
+        n = wi[CNT + c]
+        colours += n > 0
+        if n > top:
+            second = top
+            top = n
+        elif n > second:
+            second = n
+    if top == 0:
+        return 0.0
+    return math.log2(colours) + math.log2(top / max(top - second, 0.5))
+
+
+@njit(cache=True, inline="always")
+def reaction_times(
+    wf: np.ndarray, wi: np.ndarray, p: int, n: int, state: np.uint64, bits: float = TYPICAL_BITS
+) -> np.uint64:
+    """As :func:`flyswat.bots.reaction_times`, for the parameters at ``wf[p:]`` and a round
+    of ``bits`` (:func:`choice_bits`): writes ``n`` times to ``wi[OUT_MS:]`` and returns the
+    generator's state."""
     state, t = ziggurat.ex_gauss(state, wf[p], wf[p + 1], wf[p + 2])
+    t += wf[p + 13] * (bits - TYPICAL_BITS)
     last = 0
     floor = int(wf[p + 6])
     for h in range(n):
