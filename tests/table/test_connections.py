@@ -3,7 +3,7 @@ limits per connection and per seat."""
 
 from __future__ import annotations
 
-from flyswat.table import core
+from flyswat.table import context
 from flyswat.table import events as ev
 from flyswat.table.io import Join
 from flyswat.table.sessions import CLOSE_POLICY, CLOSE_REPLACED
@@ -79,12 +79,12 @@ def test_a_connection_that_errs_before_hello_is_closed_too() -> None:
 
 def test_a_table_takes_a_bounded_number_of_spectators() -> None:
     h = Harness()
-    for conn in range(100, 100 + core.MAX_SPECTATORS):
+    for conn in range(100, 100 + context.MAX_SPECTATORS):
         h.say(conn, type="hello")
-    late = 100 + core.MAX_SPECTATORS
+    late = 100 + context.MAX_SPECTATORS
     h.say(late, type="hello")
     assert h.last(late, "error")["code"] == "spectators_full" and late in h.closed
-    assert h.table.info().spectators == core.MAX_SPECTATORS
+    assert h.table.info().spectators == context.MAX_SPECTATORS
 
 
 def test_strict_messages_a_string_is_not_a_number_and_a_number_is_not_a_boolean() -> None:
@@ -116,7 +116,7 @@ def test_a_lobby_seat_whose_holder_never_comes_is_given_up() -> None:
     h = Harness(seats=3)
     h.say(1, type="hello", token=h.tokens[0])  # the host is there
     squatter = h.do(Join("Squat")).reply  # joins by HTTP, never connects
-    h.at(h.now + core.SEAT_TTL_MS - 1)
+    h.at(h.now + context.SEAT_TTL_MS - 1)
     assert h.table.seats[squatter[0]].joined
     h.at(h.now + 1)
     assert not h.table.seats[squatter[0]].joined and isinstance(h.stored[-1], ev.Released)
@@ -130,7 +130,7 @@ def test_a_lobby_seat_whose_holder_is_connected_is_kept() -> None:
     h = Harness(seats=2)
     seat, token = h.do(Join("Bruno")).reply
     h.say(2, type="hello", token=token)
-    h.at(h.now + 10 * core.SEAT_TTL_MS)
+    h.at(h.now + 10 * context.SEAT_TTL_MS)
     assert h.table.seats[seat].joined and h.table.state == "lobby"
 
 

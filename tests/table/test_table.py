@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from flyswat import bots
 from flyswat.arbiter import JITTER_MS
 from flyswat.bots import PlannedSlap
-from flyswat.table import core
+from flyswat.table import context
 from flyswat.table import events as ev
 from flyswat.table.core import Table
 from flyswat.table.io import Sources
@@ -86,7 +87,7 @@ def test_bot_slaps_take_their_planned_time_in_the_same_order(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     plan = lambda level, v, rng: [PlannedSlap(v.centre[0], 300)]  # noqa: E731
-    monkeypatch.setattr(core.bots, "decide", plan)
+    monkeypatch.setattr(bots, "decide", plan)
     h = Harness(seats=2, bots=[{"seat": 1, "level": "hard"}])
     (ana,) = h.started()
     h.rtt(ana, 1.0)
@@ -239,7 +240,7 @@ def test_every_message_that_shows_the_game_comes_after_its_event_is_stored() -> 
 
 def test_a_lobby_nobody_is_at_expires_and_cannot_be_joined() -> None:
     h = Harness()
-    h.at(h.now + core.LOBBY_TTL_MS)
+    h.at(h.now + context.LOBBY_TTL_MS)
     assert h.table.state == "expired" and isinstance(h.stored[-1], ev.Expired)
     from flyswat.errors import IllegalActionError
     from flyswat.table.io import Join
@@ -252,7 +253,7 @@ def test_a_lobby_nobody_is_at_expires_and_cannot_be_joined() -> None:
 def test_a_lobby_with_someone_connected_does_not_expire() -> None:
     h = Harness()
     h.say(1, type="hello", token=h.tokens[0])
-    h.at(h.now + 2 * core.LOBBY_TTL_MS)
+    h.at(h.now + 2 * context.LOBBY_TTL_MS)
     assert h.table.state == "lobby"
 
 

@@ -4,7 +4,7 @@ else."""
 
 from __future__ import annotations
 
-from flyswat.table.core import WATCH_HANDS_MS
+from flyswat.table.context import WATCH_HANDS_MS
 from flyswat.table.io import Close, Fanout, Send
 from flyswat.table.seats import Audience
 from flyswat.table.sessions import CLOSE_FULL

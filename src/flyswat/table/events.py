@@ -1,8 +1,8 @@
 """A table's stored events: everything that changes a table, as a discriminated union.
 
 The store keeps each table's events in order; a table is rebuilt by folding them through
-:meth:`flyswat.table.core.Table.apply`, the same code that applies them in play. Events are
-stored before anyone is told of them (the runner enforces it, :mod:`flyswat.server.runner`).
+:meth:`flyswat.table.context.Context.apply`, the same code that applies them in play. Events
+are stored before anyone is told of them (the runner enforces it, :mod:`flyswat.server.runner`).
 
 Version 1 stores (before slaps were stored one by one) wrote a ``round`` event when a round
 closed; it still restores (:class:`LegacyRound`).

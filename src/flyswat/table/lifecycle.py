@@ -1,9 +1,10 @@
 """A table beyond one game: rematch, leaving, the host's controls, and Play now's bot fill.
 
-Functions of :class:`flyswat.table.core.Table`, as :mod:`~flyswat.table.turns` is: each
-checks in full first (raising :class:`~flyswat.errors.FlyswatError` changes nothing), then
-emits typed events (:mod:`flyswat.table.events`: stored before anyone is told, and folded
-again by :func:`apply` when a restarted server rebuilds the table), then lists messages.
+Functions of a table's :class:`~flyswat.table.context.Context`, as :mod:`~flyswat.table.turns`'
+are: each checks in full first (raising :class:`~flyswat.errors.FlyswatError` changes
+nothing), then emits typed events (:mod:`flyswat.table.events`: stored before anyone is told,
+and folded again by :meth:`~flyswat.table.context.Context.apply` when a restarted server
+rebuilds the table), then lists messages.
 
 - ``rematch`` (at the end): a human accepts another game at the same seats; bots always do.
   When every seated human has accepted and no seat is free, the table is reset (``reset``)
@@ -20,76 +21,24 @@ again by :func:`apply` when a restarted server rebuilds the table), then lists m
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from pydantic import BaseModel
 
 from flyswat import bots
 from flyswat import protocol as p
 from flyswat.errors import IllegalActionError, MalformedError
-from flyswat.players.ratings import BOT_RATINGS
 from flyswat.table import events as ev
+from flyswat.table import turns
+from flyswat.table.context import Context
 from flyswat.table.io import Close
-
-if TYPE_CHECKING:
-    from flyswat.table.core import Table
 
 #: The close code of a kicked player's socket.
 CLOSE_KICKED = 4403
 
 
-# -- applying stored events ---------------------------------------------------------------
+# -- checks -----------------------------------------------------------------------------------
 
 
-def apply(t: Table, event: ev.Event) -> None:
-    """Change the table by one of this module's events."""
-    match event:
-        case ev.RematchSet(seat=seat, accept=accept):
-            t.seats[seat].rematch = accept
-        case ev.Reset():
-            t.state, t.game, t.game_id, t.record = "lobby", None, None, None
-            t.clock, t.bot_plans, t.turn_due = None, [], None
-            t.games_played += 1
-            for s in t.seats:
-                s.too_fast, s.rematch, s.reveals = 0, False, 0
-        case ev.Left(seat=seat, host=host):
-            _free(t, seat)
-            t.host = host
-        case ev.Kicked(seat=seat):
-            _free(t, seat)
-        case ev.SeatToBot(seat=seat, level=level):
-            s = t.seats[seat]
-            s.kind, s.level, s.name = "bot", level, f"Bot {seat + 1}"
-            s.token_hash, s.player, s.rating, s.ready, s.away_since = None, None, None, True, None
-            s.bot_account = False
-
-
-def _free(t: Table, seat: int) -> None:
-    s = t.seats[seat]
-    s.name, s.token_hash, s.player, s.rating = None, None, None, None
-    s.ready, s.rematch, s.away_since, s.bot_account = False, False, None, False
-
-
-def rating_of(t: Table, seat: int) -> int | None:
-    """The shown rating of a seat: its player's when they sat down, a bot's level's."""
-    s = t.seats[seat]
-    if s.is_bot:
-        r = BOT_RATINGS.get(str(s.level))
-        return r.shown if r is not None else None
-    return s.rating
-
-
-def over(t: Table, game_id: str, record: dict[str, Any]) -> ev.Over:
-    """The ``over`` event, with what ratings need: each seat's player, too-fast count and
-    reveals of its own."""
-    return ev.Over(game_id=game_id, record=record,
-                   players=[None if s.is_bot else s.player for s in t.seats],
-                   too_fast=[s.too_fast for s in t.seats],
-                   own_reveals=[s.reveals for s in t.seats],
-                   takes_bots=t.options.bot_accounts)  # fmt: skip
-
-
-def check_bot_account(t: Table, player: str | None, host: bool = False) -> None:
+def check_bot_account(t: Context, player: str | None, host: bool = False) -> None:
     """May the bot account ``player`` sit here? At a table that takes bot accounts, or whose
     host invited it (a host of its own table must make it take them); raises
     ``bots_not_allowed``."""
@@ -104,25 +53,18 @@ def check_bot_account(t: Table, player: str | None, host: bool = False) -> None:
 # -- timers -----------------------------------------------------------------------------------
 
 
-def arm(t: Table, now: float) -> None:
+def arm(t: Context, now: float) -> None:
     """Start a Play now table's wait for bots (again, after a restart)."""
     ms = t.options.autofill_ms
     t.fill_due = now + ms if ms is not None and t.state == "lobby" else None
 
 
-def wake_at(t: Table) -> float | None:
+def wake_at(t: Context) -> float | None:
     """When the lobby's bots are due, if they are."""
     return t.fill_due if t.state == "lobby" else None
 
 
-def fill_in_ms(t: Table, now: float) -> int | None:
-    """ms left at ``now`` before the bots take the free seats (a Play now lobby), or None."""
-    if t.state != "lobby" or t.fill_due is None:
-        return None
-    return max(0, round(t.fill_due - now))
-
-
-def tick(t: Table, now: float) -> None:
+def tick(t: Context, now: float) -> None:
     """The lobby's wait is over: bots take the free seats, the game starts."""
     if t.state == "lobby" and t.fill_due is not None and now >= t.fill_due:
         for s in t.seats:
@@ -131,13 +73,13 @@ def tick(t: Table, now: float) -> None:
         _begin(t, now)
 
 
-def joined(t: Table, now: float) -> None:
+def joined(t: Context, now: float) -> None:
     """A Play now table full of players starts at once."""
     if t.state == "lobby" and t.fill_due is not None and all(s.joined for s in t.seats):
         _begin(t, now)
 
 
-def start_now(t: Table, seat: int, now: float) -> None:
+def start_now(t: Context, seat: int, now: float) -> None:
     """A Play now lobby's only player starts at once: bots take the free seats, as when the
     wait is over. With another player seated, the table waits for the wait or for a full table."""
     others = [s for s in t.seats if not s.is_bot and s.joined and s.index != seat]
@@ -147,15 +89,15 @@ def start_now(t: Table, seat: int, now: float) -> None:
     tick(t, now)
 
 
-def _begin(t: Table, now: float) -> None:
+def _begin(t: Context, now: float) -> None:
     t.fill_due = None
-    t.begin_game(now)
+    turns.begin(t, now)
 
 
 # -- commands ---------------------------------------------------------------------------------
 
 
-def act(t: Table, seat: int, msg: BaseModel, now: float) -> None:
+def act(t: Context, seat: int, msg: BaseModel, now: float) -> None:
     """One of :data:`flyswat.protocol.LIFECYCLE`'s messages from ``seat``."""
     if isinstance(msg, p.Rematch):
         rematch(t, seat, msg.accept, now)
@@ -167,19 +109,19 @@ def act(t: Table, seat: int, msg: BaseModel, now: float) -> None:
         kick(t, seat, msg.target, now)
 
 
-def _check_seat(t: Table, target: int) -> None:
+def _check_seat(t: Context, target: int) -> None:
     if target >= len(t.seats):
         raise MalformedError(f"the table has no seat {target}", "bad_seat")
 
 
-def _over(t: Table) -> None:
+def _over(t: Context) -> None:
     if t.state == "expired":
         raise IllegalActionError("this lobby was left unused and has closed", "expired")
     if t.state != "over":
         raise IllegalActionError("the game is not over yet", "not_over")
 
 
-def rematch(t: Table, seat: int, accept: bool, now: float) -> None:
+def rematch(t: Context, seat: int, accept: bool, now: float) -> None:
     _over(t)
     if t.seats[seat].rematch != accept:
         t.emit(ev.RematchSet(seat=seat, accept=accept))
@@ -187,17 +129,17 @@ def rematch(t: Table, seat: int, accept: bool, now: float) -> None:
     maybe_rematch(t, now)
 
 
-def maybe_rematch(t: Table, now: float) -> None:
+def maybe_rematch(t: Context, now: float) -> None:
     """Start the next game if every seated human has accepted and no seat is free."""
     humans = [s for s in t.seats if not s.is_bot]
     if t.state != "over" or not all(s.joined and s.rematch for s in humans) or not humans:
         return
     t.emit(ev.Reset())
     t.tell_everyone(p.Rematched(table=t.info()))
-    t.begin_game(now)
+    turns.begin(t, now)
 
 
-def leave(t: Table, seat: int, now: float) -> None:
+def leave(t: Context, seat: int, now: float) -> None:
     if t.state == "playing":
         raise IllegalActionError("the game is on: your turns are played for you", "already_started")
     if t.state == "expired":
@@ -217,7 +159,7 @@ def leave(t: Table, seat: int, now: float) -> None:
     maybe_rematch(t, now)
 
 
-def seat_bot(t: Table, seat: int, target: int, level: str, now: float) -> None:
+def seat_bot(t: Context, seat: int, target: int, level: str, now: float) -> None:
     if t.state not in ("lobby", "over"):
         raise IllegalActionError("the game has already started", "already_started")
     if seat != t.host:
@@ -235,7 +177,7 @@ def seat_bot(t: Table, seat: int, target: int, level: str, now: float) -> None:
     joined(t, now)
 
 
-def kick(t: Table, seat: int, target: int, now: float) -> None:
+def kick(t: Context, seat: int, target: int, now: float) -> None:
     if t.state != "lobby":
         raise IllegalActionError("the game has already started", "already_started")
     if seat != t.host:

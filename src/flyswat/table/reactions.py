@@ -1,6 +1,6 @@
 """Quick reactions at a table (issue 23): a fixed set of keys, a few at a time per seat,
-never while a slap round is open. Functions of :class:`flyswat.table.core.Table`, as its
-own methods are.
+never while a slap round is open. A function of a table's
+:class:`~flyswat.table.context.Context`, as :mod:`~flyswat.table.turns`' are.
 
 A reaction is not part of the game: it changes no state, is never stored (no event, not in
 the record) and goes to every connection at once, seats and spectators; a spectator may not
@@ -10,16 +10,12 @@ what a reaction shown for a few seconds asks.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from flyswat import protocol as p
 from flyswat.errors import IllegalActionError, MalformedError
-
-if TYPE_CHECKING:
-    from flyswat.table.core import Table
+from flyswat.table.context import Context
 
 
-def react(t: Table, seat: int, reaction: str, now: float) -> None:
+def react(t: Context, seat: int, reaction: str, now: float) -> None:
     """Seat ``seat`` reacts at ``now``: told to everyone. Raises ``bad_reaction`` for a key
     not in :data:`~flyswat.protocol.REACTIONS`, ``reaction_in_round`` while a slap round is
     open (nobody is distracted at the moment that counts), ``reaction_limited`` past the

@@ -1,25 +1,24 @@
 """A table's connections: hello (one live socket per seat; spectators while the node's
 :class:`~flyswat.table.seats.Audience` has room), closing one, and what a seat's leaving does
-to an open round. Functions of :class:`flyswat.table.core.Table`, as its own methods are.
+to an open round. Functions of a table's :class:`~flyswat.table.context.Context`, as
+:mod:`~flyswat.table.turns`' are.
 
 Spectators come and go without a word to the others: a ``table`` message to everyone for each
 of thousands of watchers would cost the table a broadcast per watcher (their count is in
-:meth:`~flyswat.table.core.Table.info`, read when asked)."""
+:meth:`~flyswat.table.context.Context.info`, read when asked)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from flyswat import protocol as p
 from flyswat.errors import IllegalActionError
 from flyswat.table import events as ev
 from flyswat.table import turns
+from flyswat.table.context import Context
 from flyswat.table.io import Close
 from flyswat.table.seats import Conn
 from flyswat.wire import private_of
-
-if TYPE_CHECKING:
-    from flyswat.table.core import Table
 
 #: WebSocket close codes the table asks for.
 CLOSE_REPLACED = 4409
@@ -27,7 +26,7 @@ CLOSE_POLICY = 1008
 CLOSE_FULL = 1013
 
 
-def hello(t: Table, conn_id: int, token: str | None, now: float) -> None:
+def hello(t: Context, conn_id: int, token: str | None, now: float) -> None:
     if token is None:
         if not t.audience.admit():
             full = p.Error(code="spectators_full", message="this server has no room to watch")
@@ -70,7 +69,7 @@ def hello(t: Table, conn_id: int, token: str | None, now: float) -> None:
     t.send(conn_id, p.Welcome(
         seat=seat, table=t.info(), view=view,
         window_left_ms=t.clock.window_left(now) if t.clock else None,
-        turn_deadline_ms=t._turn_left(now),
+        turn_deadline_ms=t.turn_left(now),
     ))  # fmt: skip
     if game is not None:
         if t.deltas.public is None:  # restored, and nobody told anything yet
@@ -87,7 +86,7 @@ def hello(t: Table, conn_id: int, token: str | None, now: float) -> None:
 
 
 def drop(
-    t: Table, conn_id: int, code: int, reason: str, now: float, error: p.Error | None = None
+    t: Context, conn_id: int, code: int, reason: str, now: float, error: p.Error | None = None
 ) -> None:
     """Close ``conn_id`` (after ``error``, if given) and forget it."""
     if error is not None:
@@ -96,7 +95,7 @@ def drop(
     forget(t, conn_id, now)
 
 
-def gone(t: Table, conn_id: int, now: float) -> None:
+def gone(t: Context, conn_id: int, now: float) -> None:
     t.strangers.pop(conn_id, None)
     conn = t.conns.get(conn_id)
     if conn is not None:
@@ -105,7 +104,7 @@ def gone(t: Table, conn_id: int, now: float) -> None:
             t.table_update()
 
 
-def forget(t: Table, conn_id: int, now: float) -> None:
+def forget(t: Context, conn_id: int, now: float) -> None:
     """``conn_id`` is no more; a seat left with no connection during a round is not
     waited for."""
     t.strangers.pop(conn_id, None)

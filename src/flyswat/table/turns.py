@@ -1,14 +1,15 @@
-"""A table's game in play: turns, slap rounds and their timing, the end.
+"""A table's game in play: the start, turns, slap rounds and their timing, the end.
 
-The second half of :class:`flyswat.table.core.Table`, as functions of it: each checks in full
-first (raising :class:`~flyswat.errors.FlyswatError` changes nothing), then emits events
-(applied, and listed for the store) and lists messages, as the table's own methods do.
+Functions of a table's :class:`~flyswat.table.context.Context`: each checks in full first
+(raising :class:`~flyswat.errors.FlyswatError` changes nothing), then emits events (applied,
+and listed for the store) and lists messages, as :class:`flyswat.table.core.Table`'s own
+commands do.
 """
 
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING
+from typing import Any
 
 from flyswat import bots
 from flyswat import protocol as p
@@ -18,14 +19,29 @@ from flyswat.engine import Game
 from flyswat.errors import FlyswatError, IllegalActionError
 from flyswat.record import to_record
 from flyswat.table import events as ev
-from flyswat.table import lifecycle
+from flyswat.table.context import Context
 from flyswat.view import view
 
-if TYPE_CHECKING:
-    from flyswat.table.core import Table
+
+def begin(t: Context, now: float) -> None:
+    """Start the game (checked by the caller: the host's start, a rematch, Play now)."""
+    t.fill_due = None
+    start = t.options.start
+    t.emit(ev.Started(
+        game_id=t.sources.game_id(), seed=t.sources.seed(),
+        start=start if start is not None else t.sources.rng.randrange(t.options.seats),
+        started_at=t.sources.wall(),
+    ))  # fmt: skip
+    info, game = t.info(), t.running()
+    upcoming = t.upcoming_turn_ms()
+    t.broadcast(lambda v: p.Started(
+        commitment=info.commitment or "", start=game.start, table=info, view=v,
+        turn_deadline_ms=upcoming,
+    ))  # fmt: skip
+    schedule_turn(t, now)
 
 
-def reveal(t: Table, seat: int, now: float, auto: bool = False) -> None:
+def reveal(t: Context, seat: int, now: float, auto: bool = False) -> None:
     game = t.running()
     if game.round is not None:
         raise IllegalActionError("a slap round is still open", "round_open")
@@ -39,7 +55,7 @@ def reveal(t: Table, seat: int, now: float, auto: bool = False) -> None:
         open_round(t, now, announce=auto)
         return
     opened, n = turn.round is not None, len(game.turns)
-    upcoming = t._upcoming_turn_ms()
+    upcoming = t.upcoming_turn_ms()
     t.tell_all({"type": "reveal", "turn": n, "seat": seat, "card": card.text, "round": opened,
                 "window_ms": t.options.slap_window_ms if opened else None, "auto": auto,
                 "turn_deadline_ms": None if opened else upcoming})  # fmt: skip
@@ -48,14 +64,14 @@ def reveal(t: Table, seat: int, now: float, auto: bool = False) -> None:
     next(t, now)
 
 
-def next(t: Table, now: float) -> None:
+def next(t: Context, now: float) -> None:
     if t.game is not None and t.game.over:
         finish(t)
     else:
         schedule_turn(t, now)
 
 
-def schedule_turn(t: Table, now: float) -> None:
+def schedule_turn(t: Context, now: float) -> None:
     game = t.game
     if game is None or game.over or game.round is not None:
         t.turn_due = None
@@ -68,7 +84,7 @@ def schedule_turn(t: Table, now: float) -> None:
     t.turn_due = now + delay
 
 
-def tick(t: Table, now: float) -> None:
+def tick(t: Context, now: float) -> None:
     while t.bot_plans and t.bot_plans[0][0] <= now:
         _, seat, card, ms, last = t.bot_plans.pop(0)
         bot_slap(t, seat, card, ms, last, now)
@@ -94,7 +110,7 @@ def tick(t: Table, now: float) -> None:
 # -- slap rounds -----------------------------------------------------------------------
 
 
-def open_round(t: Table, now: float, *, everyone: bool = False, announce: bool = False) -> None:
+def open_round(t: Context, now: float, *, everyone: bool = False, announce: bool = False) -> None:
     """Time the engine's open round and tell everyone; the reveal handed to each seat's
     socket starts that seat's clock. ``everyone``: after a restart, wait for every seat
     still to complete the round, connected yet or not."""
@@ -116,7 +132,7 @@ def open_round(t: Table, now: float, *, everyone: bool = False, announce: bool =
     maybe_close(t, now)
 
 
-def plan_bots(t: Table, now: float, waited: list[int]) -> None:
+def plan_bots(t: Context, now: float, waited: list[int]) -> None:
     game = t.running()
     plans = []
     for seat in t.seats:
@@ -131,7 +147,7 @@ def plan_bots(t: Table, now: float, waited: list[int]) -> None:
     t.bot_plans = sorted(plans, key=lambda t: t[0])
 
 
-def bot_slap(t: Table, seat: int, card: Card, ms: int, last: bool, now: float) -> None:
+def bot_slap(t: Context, seat: int, card: Card, ms: int, last: bool, now: float) -> None:
     game, clock = t.game, t.clock
     if game is None or game.round is None or clock is None:
         return
@@ -152,13 +168,13 @@ def bot_slap(t: Table, seat: int, card: Card, ms: int, last: bool, now: float) -
 HANDS_EVERY_MS = 100.0
 
 
-def hands(t: Table, now: float) -> None:
+def hands(t: Context, now: float) -> None:
     """The hands laid changed: tell everyone soon, with whatever else changes meanwhile."""
     if t.hands_due is None:
         t.hands_due = now + HANDS_EVERY_MS
 
 
-def current_round(t: Table, seat: int, turn: int | None) -> tuple[Game, RoundClock]:
+def current_round(t: Context, seat: int, turn: int | None) -> tuple[Game, RoundClock]:
     game, clock = t.running(), t.clock
     is_open = game.round is not None and clock is not None
     if turn is not None and (turn != len(game.turns) or not is_open):
@@ -171,7 +187,7 @@ def current_round(t: Table, seat: int, turn: int | None) -> tuple[Game, RoundClo
 
 
 def slap(
-    t: Table, seat: int, text: str, client_ms: int | None, turn: int | None, now: float
+    t: Context, seat: int, text: str, client_ms: int | None, turn: int | None, now: float
 ) -> None:
     game, clock = current_round(t, seat, turn)
     card = Card.parse(text)
@@ -193,14 +209,14 @@ def slap(
     maybe_close(t, now)
 
 
-def done(t: Table, seat: int, turn: int | None, now: float) -> None:
+def done(t: Context, seat: int, turn: int | None, now: float) -> None:
     game, _ = current_round(t, seat, turn)
     t.emit(ev.SaidDone(turn=len(game.turns), seat=seat))
     hands(t, now)
     maybe_close(t, now)
 
 
-def round_deadline(t: Table) -> float | None:
+def round_deadline(t: Context) -> float | None:
     game, clock = t.game, t.clock
     if game is None or game.round is None or clock is None:
         return None
@@ -208,7 +224,7 @@ def round_deadline(t: Table) -> float | None:
     return clock.deadline(incomplete) if incomplete else None
 
 
-def maybe_close(t: Table, now: float) -> None:
+def maybe_close(t: Context, now: float) -> None:
     """Decide the round if no slap still to come can count (R21)."""
     game, clock = t.game, t.clock
     if game is None or game.round is None or clock is None:
@@ -218,7 +234,7 @@ def maybe_close(t: Table, now: float) -> None:
         return
     n = len(game.turns)
     t.emit(ev.Closed(turn=n))
-    upcoming = t._upcoming_turn_ms()
+    upcoming = t.upcoming_turn_ms()
     t.tell_all({"type": "round", "turn": n, "turn_deadline_ms": upcoming})
     next(t, now)
 
@@ -226,15 +242,25 @@ def maybe_close(t: Table, now: float) -> None:
 # -- the end ---------------------------------------------------------------------------
 
 
-def finish(t: Table) -> None:
+def finish(t: Context) -> None:
     game = t.game
     if game is None or t.game_id is None:
         return
     entries = [s.record_entry() for s in t.seats]
     record = to_record(game, entries, id=t.game_id, started_at=t.started_at,
                        with_commitment=True, min_reaction_ms=MIN_HUMAN_MS)  # fmt: skip
-    t.emit(lifecycle.over(t, t.game_id, record))
+    t.emit(over(t, t.game_id, record))
     info = t.info()
     t.tell_all({"type": "over", "result": record["result"], "seed": str(game.seed),
                 "commitment": record["commitment"], "record_url": info.record_url or "",
                 "table": info.model_dump(mode="json")})  # fmt: skip
+
+
+def over(t: Context, game_id: str, record: dict[str, Any]) -> ev.Over:
+    """The ``over`` event, with what ratings need: each seat's player, too-fast count and
+    reveals of its own."""
+    return ev.Over(game_id=game_id, record=record,
+                   players=[None if s.is_bot else s.player for s in t.seats],
+                   too_fast=[s.too_fast for s in t.seats],
+                   own_reveals=[s.reveals for s in t.seats],
+                   takes_bots=t.options.bot_accounts)  # fmt: skip
