@@ -737,9 +737,6 @@ class React(_Model):
     reaction: str = Field(max_length=16, description="one of: " + ", ".join(REACTIONS))
 
 
-#: The client messages about the table itself, not the game (flyswat.table.lifecycle).
-LIFECYCLE = (Rematch, Leave, SeatBot, Kick)
-
 #: Every client message, each declared once, by its model (whose ``type`` names it): the
 #: parser (:func:`parse_client`), the schema and the tables' dispatch
 #: (:data:`flyswat.table.core.HANDLERS`) are all made from this.

@@ -22,7 +22,8 @@ moment a slap round can be decided (:class:`~flyswat.arbiter.RoundClock`), a lob
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeAlias
 
 from pydantic import BaseModel
 
@@ -259,27 +260,17 @@ class Table(Context):
             raise IllegalActionError(
                 f"you hold seat {seat.index}, not seat {claimed}", "not_your_seat"
             )
-        self._act(seat.index, msg, now)
+        handler = SEAT_MESSAGES.get(type(msg))  # type: ignore[arg-type]
+        if handler is None:
+            raise MalformedError("not a message a seat sends", "unknown_type")
+        handler(self, seat.index, msg, now)
 
-    def _act(self, seat: int, msg: BaseModel | None, now: float) -> None:
-        if isinstance(msg, p.Ready):
-            if self.state != "lobby":
-                raise IllegalActionError("the game has already started", "already_started")
-            if self.seats[seat].ready != msg.ready:
-                self.emit(ev.ReadySet(seat=seat, ready=msg.ready))
-                self.table_update()
-        elif isinstance(msg, p.Start):
-            self._start(seat, now)
-        elif isinstance(msg, p.Reveal):
-            turns.reveal(self, seat, now)
-        elif isinstance(msg, p.Slap):
-            turns.slap(self, seat, msg.card, msg.ms, msg.turn, now)
-        elif isinstance(msg, p.Done):
-            turns.done(self, seat, msg.turn, now)
-        elif isinstance(msg, p.LIFECYCLE):
-            lifecycle.act(self, seat, msg, now)
-        elif isinstance(msg, p.React):
-            reactions.react(self, seat, msg.reaction, now)
+    def _ready(self, seat: int, ready: bool) -> None:
+        if self.state != "lobby":
+            raise IllegalActionError("the game has already started", "already_started")
+        if self.seats[seat].ready != ready:
+            self.emit(ev.ReadySet(seat=seat, ready=ready))
+            self.table_update()
 
     # -- lobby -----------------------------------------------------------------------------
 
@@ -367,3 +358,22 @@ class Table(Context):
         if waiting:
             raise IllegalActionError(f"not ready yet: {', '.join(waiting)}", "not_ready")
         turns.begin(self, now)
+
+
+Handler: TypeAlias = Callable[[Table, int, Any, float], None]
+
+#: What each client message a seat sends does at its table: ``(table, seat, message, now)``,
+#: one entry per model of :data:`flyswat.protocol.CLIENT_MESSAGES` but the connection's own
+#: (``hello``, ``pong``: :meth:`Table._dispatch`). Raises to refuse, having changed nothing.
+SEAT_MESSAGES: dict[type[BaseModel], Handler] = {
+    p.Ready: lambda t, seat, m, now: t._ready(seat, m.ready),
+    p.Start: lambda t, seat, m, now: t._start(seat, now),
+    p.Reveal: lambda t, seat, m, now: turns.reveal(t, seat, now),
+    p.Slap: lambda t, seat, m, now: turns.slap(t, seat, m.card, m.ms, m.turn, now),
+    p.Done: lambda t, seat, m, now: turns.done(t, seat, m.turn, now),
+    p.Rematch: lambda t, seat, m, now: lifecycle.rematch(t, seat, m.accept, now),
+    p.Leave: lambda t, seat, m, now: lifecycle.leave(t, seat, now),
+    p.SeatBot: lambda t, seat, m, now: lifecycle.seat_bot(t, seat, m.target, m.level, now),
+    p.Kick: lambda t, seat, m, now: lifecycle.kick(t, seat, m.target, now),
+    p.React: lambda t, seat, m, now: reactions.react(t, seat, m.reaction, now),
+}

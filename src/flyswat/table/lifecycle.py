@@ -21,8 +21,6 @@ rebuilds the table), then lists messages.
 
 from __future__ import annotations
 
-from pydantic import BaseModel
-
 from flyswat import bots
 from flyswat import protocol as p
 from flyswat.errors import IllegalActionError, MalformedError
@@ -95,18 +93,6 @@ def _begin(t: Context, now: float) -> None:
 
 
 # -- commands ---------------------------------------------------------------------------------
-
-
-def act(t: Context, seat: int, msg: BaseModel, now: float) -> None:
-    """One of :data:`flyswat.protocol.LIFECYCLE`'s messages from ``seat``."""
-    if isinstance(msg, p.Rematch):
-        rematch(t, seat, msg.accept, now)
-    elif isinstance(msg, p.Leave):
-        leave(t, seat, now)
-    elif isinstance(msg, p.SeatBot):
-        seat_bot(t, seat, msg.target, msg.level, now)
-    elif isinstance(msg, p.Kick):
-        kick(t, seat, msg.target, now)
 
 
 def _check_seat(t: Context, target: int) -> None:
