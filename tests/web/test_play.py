@@ -115,6 +115,9 @@ class Player:
             if self.keyboard and st["free"] and self.acted < min(2, st["slappable"]):
                 self.page.keyboard.press(str(self.acted + 1))  # the keys 1, 2 on the flies
                 self.acted += 1
+            elif self.keyboard and st["free"] and self.acted == min(2, st["slappable"]):
+                self.page.keyboard.press("Enter")  # done: a hand left and no fly for it
+                self.acted = 3
             elif not self.keyboard and st["free"] == 2 and not self.acted:
                 self.page.locator(".fly-card.slappable").last.tap(timeout=1000)
                 self.acted = 1
