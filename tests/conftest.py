@@ -17,15 +17,17 @@ in well under a minute, ``-m "not fast"`` the rest (see the README, *Tests*).
 
 from __future__ import annotations
 
+import fcntl
 import inspect
 import os
+import pickle
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from hypothesis import settings
@@ -37,6 +39,7 @@ from flyswat import DECK, Card, Game, Rules
 settings.register_profile("flyswat", deadline=None)
 settings.load_profile("flyswat")
 
+T = TypeVar("T")
 Stage = Callable[..., Game]
 Snapshot = Callable[[Game], Any]
 
@@ -123,6 +126,32 @@ def state() -> Snapshot:
     return snapshot
 
 
+@pytest.fixture(scope="session")
+def once(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, Callable[[], T]], T]:
+    """The :func:`once_per_run` helper: ``once(name, make)``."""
+    return lambda name, make: once_per_run(tmp_path_factory, name, make)
+
+
+def once_per_run(tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[], T]) -> T:
+    """``make()``, made once for the whole run: under pytest-xdist the first worker that asks
+    makes it and leaves it in the run's shared temporary folder (pickled), and the others,
+    waiting on a lock meanwhile, load it, instead of every worker that runs one of a module's
+    tests making its own at the same time (a cheaters' tournament, a reference simulation:
+    minutes of CPU in all, and timings bent by the load). Without xdist, just ``make()``."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if run is None:
+        return make()
+    shared = tmp_path_factory.getbasetemp().parent / f"{name}-{run}.pickle"
+    with open(shared.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if shared.exists():
+            made: T = pickle.loads(shared.read_bytes())
+            return made
+        made = make()
+        shared.write_bytes(pickle.dumps(made))
+        return made
+
+
 # -- lanes ---------------------------------------------------------------------------------
 
 TESTS = Path(__file__).resolve().parent
@@ -206,35 +235,13 @@ def lanes(item: pytest.Item) -> set[str]:
 FIRST = ("cluster", "browser", "slow", "db", "server", "fast", "numba")
 
 
-def module_group(item: pytest.Item) -> str | None:
-    """The test's module, when the test takes a module-scoped fixture that the module itself
-    defines (a server of its own, a cheaters' tournament, a reference simulation): under
-    ``--dist loadgroup`` such a module's tests run in one worker, which sets the fixture up
-    once, instead of every worker that gets one of them setting up its own (at the same time
-    as the others: minutes of CPU, and timings bent by the load). Not the browser tests': their
-    modules' own servers start in a second, and a long module is better spread."""
-    info = getattr(item, "_fixtureinfo", None)
-    module = item.nodeid.split("::")[0]
-    if module.startswith("tests/web/"):
-        return None
-    for defs in getattr(info, "name2fixturedefs", {}).values():
-        if any(d.scope == "module" and d.baseid == module for d in defs):
-            return module
-    return None
-
-
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (--dist loadgroup)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Every test gets the markers of its lanes, and its module's group (:func:`module_group`);
-    under pytest-xdist, the long lanes first."""
+    """Every test gets the markers of its lanes; under pytest-xdist, the long lanes first."""
     found = {}
     for item in items:
         found[item.nodeid] = lanes(item)
         for lane in sorted(found[item.nodeid]):
             item.add_marker(lane)
-        group = module_group(item)
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
     if os.environ.get("PYTEST_XDIST_WORKER"):  # every worker sorts alike: a stable sort
 
         def rank(item: pytest.Item) -> int:
