@@ -17,14 +17,17 @@ in well under a minute, ``-m "not fast"`` the rest (see the README, *Tests*).
 
 from __future__ import annotations
 
+import fcntl
 import inspect
 import os
+import pickle
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from hypothesis import settings
@@ -36,6 +39,7 @@ from flyswat import DECK, Card, Game, Rules
 settings.register_profile("flyswat", deadline=None)
 settings.load_profile("flyswat")
 
+T = TypeVar("T")
 Stage = Callable[..., Game]
 Snapshot = Callable[[Game], Any]
 
@@ -122,6 +126,32 @@ def state() -> Snapshot:
     return snapshot
 
 
+@pytest.fixture(scope="session")
+def once(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, Callable[[], T]], T]:
+    """The :func:`once_per_run` helper: ``once(name, make)``."""
+    return lambda name, make: once_per_run(tmp_path_factory, name, make)
+
+
+def once_per_run(tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[], T]) -> T:
+    """``make()``, made once for the whole run: under pytest-xdist the first worker that asks
+    makes it and leaves it in the run's shared temporary folder (pickled), and the others,
+    waiting on a lock meanwhile, load it, instead of every worker that runs one of a module's
+    tests making its own at the same time (a cheaters' tournament, a reference simulation:
+    minutes of CPU in all, and timings bent by the load). Without xdist, just ``make()``."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if run is None:
+        return make()
+    shared = tmp_path_factory.getbasetemp().parent / f"{name}-{run}.pickle"
+    with open(shared.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if shared.exists():
+            made: T = pickle.loads(shared.read_bytes())
+            return made
+        made = make()
+        shared.write_bytes(pickle.dumps(made))
+        return made
+
+
 # -- lanes ---------------------------------------------------------------------------------
 
 TESTS = Path(__file__).resolve().parent
@@ -135,6 +165,8 @@ IO_MODULES = ("flyswat.server.store", "flyswat.server.runner", "flyswat.server.p
               "subprocess", "starlette")  # fmt: skip
 #: ... or runs the compiled kernel (numba: compiled on first use, cached on disk).
 NUMBA_MODULES = ("numba", "flyswat.sim.fast", "flyswat.env.vector")
+#: ... or runs it through a module that the imports above do not show (an example's file).
+NUMBA_PATHS = {"test_examples.py"}
 #: Fixtures that start a server (in this process or as processes), or reach a database.
 SERVER_FIXTURES = {"live", "started", "server", "pg_url", "redis_url", "own_redis"}
 DB_FIXTURES = {"pg_url"}
@@ -186,7 +218,7 @@ def lanes(item: pytest.Item) -> set[str]:
         found |= {"cluster", "slow"}
     if "started" in fixtures:
         found.add("slow")
-    if module is not None and _uses(module, NUMBA_MODULES):
+    if (module is not None and _uses(module, NUMBA_MODULES)) or path.name in NUMBA_PATHS:
         found.add("numba")
     nodeid = item.nodeid.split("::")
     if path.name in SLOW or "::".join(nodeid[-2:]) in SLOW or item.nodeid in SLOW:
@@ -197,8 +229,10 @@ def lanes(item: pytest.Item) -> set[str]:
 
 
 #: Under pytest-xdist the tests are handed out in this order of lanes, the long ones first, so
-#: that no long test starts last while the other workers sit idle.
-FIRST = ("cluster", "browser", "slow", "db", "numba", "server", "fast")
+#: that no long test starts last while the other workers sit idle; the compiled kernel's last
+#: (a test there is in the numba lane whatever its other lanes), so that a fresh clone's
+#: kernels may still be compiling while everything else runs (:func:`pytest_runtest_setup`).
+FIRST = ("cluster", "browser", "slow", "db", "server", "fast", "numba")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -211,6 +245,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if os.environ.get("PYTEST_XDIST_WORKER"):  # every worker sorts alike: a stable sort
 
         def rank(item: pytest.Item) -> int:
+            if "numba" in found[item.nodeid]:
+                return FIRST.index("numba")
             return min(FIRST.index(lane) for lane in found[item.nodeid])
 
         items.sort(key=rank)
@@ -221,12 +257,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 KERNELS = TESTS.parent / "src" / "flyswat" / "sim" / "fast"
 
 
+#: Set by ``.ci/run``: a file that the kernels' compilation, started in the background beside
+#: the tests, writes its exit status to when it is over ("0": the cache is whole).
+WARMING = "FLYSWAT_NUMBA_WARMING"
+WARM_WAIT_S = 900.0
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Before pytest-xdist starts its workers, compile the numba kernels into their cache
     if it is missing (a fresh checkout), two parts at once: else every worker that meets a
-    kernel compiles it, at the same time as the others (minutes of CPU each)."""
+    kernel compiles it, at the same time as the others (minutes of CPU each). Not when
+    ``.ci/run`` compiles them in the background (:data:`WARMING`)."""
     workers = getattr(config.option, "numprocesses", None)
-    if not workers or os.environ.get("PYTEST_XDIST_WORKER"):
+    if not workers or os.environ.get("PYTEST_XDIST_WORKER") or os.environ.get(WARMING):
         return
     cache = KERNELS / "__pycache__"
     cold = [part for part, module in (("kernel", "kernel"), ("vector", "vector"))
@@ -238,3 +281,25 @@ def pytest_configure(config: pytest.Config) -> None:
     for proc in procs:
         if proc.wait() != 0:
             raise pytest.UsageError("compiling the numba kernels failed (see above)")
+
+
+_warm: list[str] = []
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test of the numba lane waits for the kernels' compilation that ``.ci/run`` started
+    in the background (:data:`WARMING`), if any: it would compile them itself otherwise, at
+    the same time as that and as the other workers."""
+    marker = os.environ.get(WARMING)
+    if not marker or item.get_closest_marker("numba") is None:
+        return
+    if not _warm:
+        deadline = time.monotonic() + WARM_WAIT_S
+        done = Path(marker)
+        while not done.exists() or not done.read_text().strip():
+            if time.monotonic() > deadline:
+                pytest.fail(f"the numba kernels were not compiled within {WARM_WAIT_S:.0f} s")
+            time.sleep(0.2)
+        _warm.append(done.read_text().strip())
+    if _warm[0] != "0":
+        pytest.fail("compiling the numba kernels failed (see .ci/run's output)")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -182,9 +183,14 @@ WORKLOADS = [
 
 
 @pytest.fixture(scope="module")
-def reference() -> list[list[GameStats]]:
-    """The reference simulator's games for each workload (about 10 s in all)."""
-    return [simulate(rules, levels, "agree", n) for rules, levels, n in WORKLOADS]
+def reference(once: Callable[..., Any]) -> list[list[GameStats]]:
+    """The reference simulator's games for each workload (about 10 s in all), made once a run
+    whichever workers run these tests (``once``: tests/conftest.py)."""
+    made: list[list[GameStats]] = once(
+        "fast-reference",
+        lambda: [simulate(rules, levels, "agree", n) for rules, levels, n in WORKLOADS],
+    )
+    return made
 
 
 @pytest.mark.parametrize("w", range(len(WORKLOADS)))

@@ -161,6 +161,9 @@ async def test_an_example_agent_plays_a_whole_game_against_a_scripted_human_on_a
     examples = Path(__file__).resolve().parents[2] / "examples"
     make_agent = runpy.run_path(str(examples / "table_agent.py"))["make_agent"]
     agent = make_agent("search", pace="hard", seed=7)
+    # Its hands at a person's pace (the subject: never under the floor), its reveals quick:
+    # a person's pause before each of its 26 reveals made most of this test's half a minute.
+    agent.reveal_ms = lambda view: 50.0
     with running_server(tmp_path / "f.db", args=["--bot-pace", "0.05"]) as (base, port, _):
         owner = await asyncio.to_thread(Account.register, base, "Ana")
         bot = await asyncio.to_thread(Account.register_bot, base, owner, "Swatter")

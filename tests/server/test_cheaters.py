@@ -52,8 +52,18 @@ LAYOUTS = {
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[list[TableRun], list]]:
-    """Four tables per cheater (it sits in both seats), all at once; their runs and records."""
+def runs(
+    tmp_path_factory: pytest.TempPathFactory, once: Callable[..., Any]
+) -> dict[str, tuple[list[TableRun], list]]:
+    """Four tables per cheater (it sits in both seats), all at once; their runs and records.
+    Played once a run, whichever worker runs these tests (``once``: tests/conftest.py)."""
+    made: dict[str, tuple[list[TableRun], list]] = once(
+        "cheaters", lambda: _tournament(tmp_path_factory)
+    )
+    return made
+
+
+def _tournament(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[list[TableRun], list]]:
     db = tmp_path_factory.mktemp("cheaters") / "f.db"
     # A cheater that never answers pings would be dropped after 10 missed ones: here it is
     # let stay, so that its races can be counted.

@@ -181,6 +181,10 @@ async def test_a_slap_accepted_before_a_kill_is_in_the_resumed_round_and_the_rec
         assert welcome["window_left_ms"] is not None  # the round resumed, with a fresh window
         told = await ana.expect("accepted")  # and the player is told its hand again
         assert told["card"] == card
+        # Her one hand is all she lays in this round: she says so (her play() picks up from
+        # the accepted, past the welcome's round), and the round closes when Bruno is done
+        # too rather than at its 30 s window.
+        await ana.send(type="done", turn=turn)
         await asyncio.gather(ana.play(), bruno.play())
     record = (await asyncio.to_thread(live.get, f"/api/tables/{code}/record")).json()
     assert verify_record(record) == []

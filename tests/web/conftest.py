@@ -15,6 +15,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -94,26 +95,76 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
+class Chromium:
+    """One Chromium for a test worker's browser tests, launched by the first and kept for the
+    next (a launch is a second or two of a busy machine's time, and the browser tests of a
+    parallel run are spread over every worker, a module's over several).
+
+    It is closed before any test outside tests/web runs in this process, and at the end:
+    Playwright's sync API keeps its own event loop while it is open, and tests elsewhere that
+    run asyncio must not find it there. A plugin (``pytest_configure`` below registers it), so
+    that it hears of every test, not only of tests/web's.
+    """
+
+    def __init__(self) -> None:
+        self._playwright: Any = None
+        self._browser: Any = None
+
+    def get(self) -> Any:
+        if self._browser is None or not self._browser.is_connected():
+            self.close()
+            from playwright.sync_api import sync_playwright
+
+            self._playwright = sync_playwright()
+            p = self._playwright.__enter__()
+            self._browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        return self._browser
+
+    def close_contexts(self) -> None:
+        """Close what a module's tests left open (a page that still polls its server)."""
+        if self._browser is not None:
+            for context in list(self._browser.contexts):
+                with contextlib.suppress(Exception):
+                    context.close()
+
+    def close(self) -> None:
+        browser, playwright, self._browser, self._playwright = (
+            self._browser, self._playwright, None, None)  # fmt: skip
+        if browser is not None:
+            with contextlib.suppress(Exception):
+                browser.close()
+        if playwright is not None:
+            with contextlib.suppress(Exception):
+                playwright.__exit__(None, None, None)
+
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        if WEB not in Path(str(item.path)).resolve().parents:
+            self.close()
+
+    def pytest_sessionfinish(self) -> None:
+        self.close()
+
+
+WEB = Path(__file__).resolve().parent
+CHROMIUM_BROWSER = Chromium()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(CHROMIUM_BROWSER, "flyswat-chromium")
+
+
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    """One Chromium per test module (each test opens its own contexts).
-
-    Module scope, not session: Playwright's sync API keeps its own event loop while it is
-    open, and tests elsewhere that run asyncio must not find it there.
-    """
+    """This worker's Chromium (:class:`Chromium`); each test opens its own contexts, and what
+    a module's tests leave open is closed after them."""
     if not CHROMIUM.exists():
         pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     # The machine is shared: give slow moments room before an expectation fails.
     expect.set_options(timeout=15_000)
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield b
-        finally:
-            with contextlib.suppress(Exception):
-                b.close()
+    yield CHROMIUM_BROWSER.get()
+    CHROMIUM_BROWSER.close_contexts()
 
 
 @pytest.fixture(scope="session")

@@ -56,7 +56,9 @@ def _axe(page: Page, where: str) -> None:
 
 
 def _tab_to(page: Page, selector: str, limit: int = 80) -> None:
-    """Press Tab until the focus is on ``selector`` (the keyboard's way to reach it)."""
+    """Press Tab until the focus is on ``selector`` (the keyboard's way to reach it), once it
+    is on the page (a page drawn late, on a busy machine, was tabbed through before)."""
+    expect(page.locator(selector).first).to_be_visible()
     for _ in range(limit):
         page.keyboard.press("Tab")
         if page.evaluate("(sel) => document.activeElement?.matches(sel)", selector):

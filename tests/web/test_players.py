@@ -28,7 +28,8 @@ def _human_delay() -> float:
 
 
 def _play_to_the_end(page: Page, limit_s: float = 150) -> None:
-    """Reveal on our turn, lay a hand on a fly a human moment after a round opens."""
+    """Reveal on our turn, lay a hand on a fly a human moment after a round opens, then say
+    done."""
     opened: float | None = None
     opened_by: str | None = None
     delay = _human_delay()
@@ -49,6 +50,9 @@ def _play_to_the_end(page: Page, limit_s: float = 150) -> None:
             if flies and free and time.monotonic() - opened > delay:
                 with contextlib.suppress(Exception):  # the round closed under our finger
                     flies[0].tap(timeout=500)
+                    # One hand is all this player lays: they say they are done, as a person
+                    # does, and the round closes when the bots are (R21), not at the window.
+                    page.locator("button.done:not([disabled])").tap(timeout=500)
         else:
             opened, opened_by = None, None
         time.sleep(0.05)

@@ -230,7 +230,9 @@ def _played(server: str, name: str, seats: int) -> str:
             remove=90, slap_window_ms=600, turn_timeout_ms=400,
         )  # fmt: skip
         await client.start(seated)
-        out["over"] = await client.play(seated, GreedyAgent(), timeout=120)
+        agent = GreedyAgent()
+        agent.reveal_ms = lambda view: 50.0  # its hands at a person's pace, its reveals quick
+        out["over"] = await client.play(seated, agent, timeout=120)
 
     worker = threading.Thread(target=lambda: asyncio.run(game()))  # off Playwright's loop
     worker.start()
