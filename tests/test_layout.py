@@ -22,7 +22,7 @@ ALLOWED: dict[str, set[str]] = {
     "bucket": set(),
     "options": set(),
     "table": {"core", "record", "arbiter", "bots", "protocol", "wire", "players", "bucket"},
-    "fairplay": set(),
+    "fairplay": {"core", "record", "bots"},
     "server": {"core", "record", "arbiter", "bots", "protocol", "wire", "table", "players"}
     | {"bucket", "options", "extras", "fairplay"},
     "client": {"core", "bots", "wire", "env"},
