@@ -11,20 +11,24 @@ server does, and is asked after every game (``assess`` over the games so far).
 - **Humans**: the bots' reaction models (``flyswat.bots``) with their full spread: each
   person's level drawn anywhere from ``easy`` to ``hard`` (every parameter in between, and
   people's Hick–Hyman slope, ``bots.PEOPLE_CHOICE_MS``: 80 to 40 ms per bit of a round's
-  choice), their speed and tail varied ±10–25 % more and their slope ±25 %; one game in ten
+  choice), their speed and tail varied ±10–25 % more and their slope ±25 %; their pace
+  drifts within a game and slows after a wrong fly (:class:`Pace`); one game in ten
   is a **bad day** (slower by 120 ms, a longer tail, three times the lapses, twice the
   misjudgements). Tables of four humans drawn at random; each human plays 100 games.
 - **Excellent humans**: the best players, beyond the population above: ``hard``'s play, 0–15 %
   quicker, spread and tail ±25 %, half to all of its misjudgements and lapses and of its
-  slope (the most practised, 20–40 ms per bit), bad days as anyone's; each plays 100 games
-  against three ``hard`` bots (as the noisy scripts do). No target is set for them: how many
-  are flagged is reported beside the humans'.
+  slope (the most practised, 20–40 ms per bit), a drift and bad days as anyone's; each plays
+  100 games against three ``hard`` bots (as the noisy scripts do). No target is set for
+  them: how many are flagged is reported beside the humans'.
 - **Noisy scripts with days**: noisy scripts that also have a person's bad days (one game in
   ten, as the humans'); as many as the noisy scripts, 20 games each against three ``hard``
   bots. No target either: what the detector makes of a script that read how it works.
 - **Noisy scripts with a choice**: noisy scripts that also slow on a harder choice as people
   do (20–60 ms per bit, ``bots.choice_bits``), without days; as many, 20 games each against
   three ``hard`` bots. No target: what is left once a script fakes this too.
+- **Noisy scripts with a drift**: noisy scripts whose pace drifts from round to round as the
+  people's does (:class:`Pace`), without days or a choice slope; as many, 20 games each
+  against three ``hard`` bots. No target.
 - **Scripts**: they read the table and slap the right fly at a fixed time, 130–250 ms, with a
   Gaussian spread of 5–30 ms; never wrong, never away. Each plays 5 games against three
   humans.
@@ -43,6 +47,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import random
 import statistics
 import time
@@ -56,6 +61,7 @@ from flyswat.engine import Game
 from flyswat.record import to_record
 from flyswat.rules import Rules
 from flyswat.sim import driver
+from flyswat.sim.driver import Planned
 
 RULES = Rules(seats=4, remove=56)
 LEVEL_FIELDS = [f.name for f in dataclasses.fields(bots.Level)]
@@ -72,11 +78,50 @@ def level(**fields: float) -> bots.Level:
 
 
 @dataclasses.dataclass
+class Pace:
+    """A person's pace drifting within a game: ``d`` ms added to each of their hands in a
+    round, an AR(1) process from round to round (``d' = phi·d + e``, stationary sd ``sd``,
+    drawn afresh at a game's start: the day is the bad day's business), raised by ``pes`` ms
+    after a round in which they laid a hand on a wrong fly (post-error slowing).
+
+    People's reaction times are serially correlated: slow and quick stretches in long series
+    of speeded responses (Gilden, Thornton and Mallon 1995, Science 267; Gilden 2001, Psych.
+    Review 108; Wagenmakers, Farrell and Ratcliff 2004, Psychon. Bull. Rev. 11: short-range,
+    autoregressive dependence accounts for it as well as long-range 1/f noise), and slower
+    after an error (Rabbitt 1966, J. Exp. Psych. 71; Laming 1968; Danielmeier and Ullsperger
+    2011, Front. Psych. 2: tens of ms). How strong the dependence is varies with the task —
+    McIlhagga (2008, J. Vision 8(9):5) finds target-present visual search, the laboratory
+    task nearest to spotting a fly, nearly uncorrelated — so the drift given here is modest:
+    its sd a third to three fifths of the person's own (√(σ² + τ²)), ``phi`` 0.6–0.9 per round,
+    a lag-1 autocorrelation of their first hands of about 0.06 to 0.25 before each game's mean
+    is taken out. A model, not a measurement of this game's players: real records can say."""
+
+    sd: float
+    phi: float
+    pes: float
+    d: float = 0.0
+
+    @classmethod
+    def draw(cls, rng: random.Random, p: dict[str, float]) -> Pace:
+        k = rng.uniform(0.35, 0.6)
+        return cls(k * math.hypot(p["sigma_ms"], p["tau_ms"]), rng.uniform(0.6, 0.9),
+                   rng.uniform(20, 60))  # fmt: skip
+
+    def start(self, rng: random.Random) -> None:
+        self.d = rng.gauss(0.0, self.sd)
+
+    def step(self, rng: random.Random, wrong: bool) -> None:
+        shock = rng.gauss(0.0, self.sd * math.sqrt(1 - self.phi**2))
+        self.d = self.phi * self.d + shock + (self.pes if wrong else 0.0)
+
+
+@dataclasses.dataclass
 class Person:
-    """A simulated human: their usual play and their bad day."""
+    """A simulated human: their usual play, their bad day, and their pace's drift."""
 
     good: bots.Level
     bad: bots.Level
+    pace: Pace | None = None
 
     @classmethod
     def draw(cls, rng: random.Random) -> Person:
@@ -87,7 +132,7 @@ class Person:
         p["sigma_ms"] *= rng.uniform(0.8, 1.25)
         easy, hard = bots.PEOPLE_CHOICE_MS["easy"], bots.PEOPLE_CHOICE_MS["hard"]
         p["choice_ms"] = (easy + (hard - easy) * t) * rng.uniform(0.75, 1.25)
-        return cls.of(p)
+        return cls.of(p, Pace.draw(rng, p))
 
     @classmethod
     def excellent(cls, rng: random.Random) -> Person:
@@ -100,17 +145,25 @@ class Person:
         p["misjudge"] *= rng.uniform(0.5, 1.0)
         p["lapse"] *= rng.uniform(0.5, 1.0)
         p["choice_ms"] = bots.PEOPLE_CHOICE_MS["hard"] * rng.uniform(0.5, 1.0)
-        return cls.of(p)
+        return cls.of(p, Pace.draw(rng, p))
 
     @classmethod
-    def of(cls, p: dict[str, float]) -> Person:
+    def of(cls, p: dict[str, float], pace: Pace | None = None) -> Person:
         bad = dict(p, mu_ms=p["mu_ms"] + 120, tau_ms=p["tau_ms"] * 1.5,
                    lapse=min(0.5, p["lapse"] * 3),
                    misjudge=min(0.5, p["misjudge"] * 2))  # fmt: skip
-        return cls(level(**p), level(**bad))
+        return cls(level(**p), level(**bad), pace)
 
-    def today(self, rng: random.Random) -> bots.Level:
-        return self.bad if rng.random() < 0.1 else self.good
+    def today(self, rng: random.Random) -> Seat:
+        return Seat(self.bad if rng.random() < 0.1 else self.good, self.pace)
+
+
+@dataclasses.dataclass(frozen=True)
+class Seat:
+    """Who plays a seat in one game: a level, and a pace that drifts (or None)."""
+
+    level: bots.Level
+    pace: Pace | None = None
 
 
 def script(rng: random.Random) -> bots.Level:
@@ -152,16 +205,38 @@ def noisy_days(rng: random.Random) -> Person:
     return Person.of(noisy_params(rng))
 
 
+def noisy_drift(rng: random.Random) -> Person:
+    """A noisy script that also drifts as people do (:class:`Pace`, the same ranges), without
+    days or a choice slope: one who read that one round's time should tell of the next."""
+    p = noisy_params(rng)
+    lv = level(**p)
+    return Person(lv, lv, Pace.draw(rng, p))
+
+
 SEATS = [{"name": f"P{i}", "kind": "human"} for i in range(4)]
 
 
-def play(levels: Sequence[bots.Level], seed: str) -> dict[str, Any]:
-    """One game between ``levels`` (seat order); its record."""
+def play(seats: Sequence[bots.Level | Seat], seed: str) -> dict[str, Any]:
+    """One game between ``seats`` (seat order); its record. A seat's drifting pace moves all
+    its hands in a round by its drift (never under its level's floor), drawn from a generator
+    of its own, so the bots' draws are what they would be without it."""
+    seats = [s if isinstance(s, Seat) else Seat(s) for s in seats]
     rngs = {k: random.Random(f"{seed}:{k}") for k in range(4)}
+    paces = {k: (s.pace, random.Random(f"{seed}:pace:{k}")) for k, s in enumerate(seats)
+             if s.pace is not None}  # fmt: skip
+    for pace, r in paces.values():
+        pace.start(r)
     game = Game.new(RULES, seed, random.Random(seed).randrange(4))
-    at = dict(enumerate(levels))
+    at = {k: s.level for k, s in enumerate(seats)}
     while driver.advance(game) is not None:
-        driver.play_round(game, driver.bot_hands(game, at, rngs))
+        planned: list[Planned] = driver.bot_hands(game, at, rngs)
+        if paces:
+            planned = [(max(at[k].floor_ms, ms + round(paces[k][0].d)) if k in paces else ms,
+                        k, card) for ms, k, card in planned]  # fmt: skip
+        closed, _ = driver.play_round(game, planned)
+        wrong = driver.wrong_hands(closed, 4)
+        for k, (pace, r) in paces.items():
+            pace.step(r, wrong[k] > 0)
     return to_record(game, SEATS, id=seed, started_at="2026-12-02T00:00:00Z")
 
 
@@ -233,9 +308,10 @@ def against(make: Callable[[random.Random], bots.Level | Person], n: int, games:
         who, w, hard = make(rng), Watched(), 0.0
         for g in range(games):
             seat = g % 4
-            me = who if isinstance(who, bots.Level) else who.today(rng)
-            others = ([Person.draw(rng).today(rng) for _ in range(3)] if rivals == "humans"
-                      else [bots.HARD] * 3)  # fmt: skip
+            me: bots.Level | Seat = who if isinstance(who, bots.Level) else who.today(rng)
+            others: list[bots.Level | Seat] = (
+                [Person.draw(rng).today(rng) for _ in range(3)] if rivals == "humans"
+                else [bots.HARD] * 3)  # fmt: skip
             levels = [*others[:seat], me, *others[seat:]]
             record = play(levels, f"{tag or rivals}{j}-{g}")
             w.add(record, seat, fairplay.round_bits(record))
@@ -271,6 +347,8 @@ def main() -> int:
     days_beat = [w for w, h in zip(days, days_hard, strict=True) if w.wins > h]
     fake, fake_hard = against(noisy_choice, args.noisy, 20, "hard", rng, "choice")
     fake_beat = [w for w, h in zip(fake, fake_hard, strict=True) if w.wins > h]
+    drift, drift_hard = against(noisy_drift, args.noisy, 20, "hard", rng, "drift")
+    drift_beat = [w for w, h in zip(drift, drift_hard, strict=True) if w.wins > h]
     elapsed = time.perf_counter() - t0
     print(f"{len(people)} humans and {len(best)} excellent humans x {args.games} games, "
           f"{len(scripts)} scripts x 5, {len(loud)} noisy scripts x 20 ({len(beat)} win more "
@@ -288,6 +366,9 @@ def main() -> int:
     when = [w.flagged_at() for w in fake_beat]
     print(f"noisy scripts with a choice slope that beat hard, flagged within 20: "
           f"{sum(1 for x in when if x)}/{len(fake_beat)}")  # fmt: skip
+    when = [w.flagged_at() for w in drift_beat]
+    print(f"noisy scripts with a drifting pace that beat hard, flagged within 20: "
+          f"{sum(1 for x in when if x)}/{len(drift_beat)}")  # fmt: skip
     for name, group in (("humans", people), ("excellent humans", best)):
         flagged = [w for w in group if w.flagged_at()]
         print(f"{name} flagged within {args.games} games: {len(flagged)}/{len(group)} "
@@ -300,33 +381,41 @@ def main() -> int:
     for w, h in [(w, h) for w, h in missed if not w.flagged_at()][:8]:  # a sample of them
         times = sorted(x.ms for g in w.games for x in g.hands if x.first)
         slope, se, _ = fairplay.choice_slope(w.games)
+        rho, rho_se, _ = fairplay.serial_correlation(w.games)
         print(f"  noisy not flagged: peak {w.peak(20):.2f}, median first hand "
-              f"{times[len(times) // 2]:.0f} ms, {slope:.0f} ± {se:.0f} ms per bit, wins "
-              f"{w.wins:.1f} of 20 (a hard bot's {h:.1f})")  # fmt: skip
+              f"{times[len(times) // 2]:.0f} ms, {slope:.0f} ± {se:.0f} ms per bit, lag-1 "
+              f"{rho:.2f} ± {rho_se:.2f}, wins {w.wins:.1f} of 20 "
+              f"(a hard bot's {h:.1f})")  # fmt: skip
     for name, group in (("humans", people), ("excellent humans", best), ("noisy scripts", beat),
-                        ("noisy with a choice", fake_beat)):  # fmt: skip
+                        ("noisy with a choice", fake_beat),
+                        ("noisy with a drift", drift_beat)):  # fmt: skip
         slopes = [fairplay.choice_slope(w.games)[0] for w in group]
+        rhos = [fairplay.serial_correlation(w.games)[0] for w in group]
         if slopes:
             print(f"{name}: choice slope over all their games {statistics.fmean(slopes):.1f} "
                   f"± {statistics.pstdev(slopes):.1f} ms per bit (mean ± sd), lowest "
-                  f"{min(slopes):.1f}")  # fmt: skip
+                  f"{min(slopes):.1f}; lag-1 autocorrelation {statistics.fmean(rhos):.3f} ± "
+                  f"{statistics.pstdev(rhos):.3f}, lowest {min(rhos):.3f}")  # fmt: skip
     roc = []
     print("ROC (flagged when score >= c): c, humans over 100 games, excellent humans over "
           "100, scripts within 5, noisy that beat hard within 20, the same with days, "
-          "the same with a choice slope")  # fmt: skip
+          "the same with a choice slope, the same with a drift")  # fmt: skip
     for c in (0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0):
         row = {"c": c, "humans": rate(people, args.games, c),
                "excellent": rate(best, args.games, c), "scripts": rate(scripts, 5, c),
                "noisy": rate(beat, 20, c), "noisy_days": rate(days_beat, 20, c),
-               "noisy_choice": rate(fake_beat, 20, c)}  # fmt: skip
+               "noisy_choice": rate(fake_beat, 20, c),
+               "noisy_drift": rate(drift_beat, 20, c)}  # fmt: skip
         roc.append(row)
         print(f"  {c:4.2f}  {100 * row['humans']:6.2f} %  {100 * row['excellent']:6.2f} %  "
               f"{100 * row['scripts']:6.1f} %  {100 * row['noisy']:6.1f} %  "
-              f"{100 * row['noisy_days']:6.1f} %  {100 * row['noisy_choice']:6.1f} %")  # fmt: skip
+              f"{100 * row['noisy_days']:6.1f} %  {100 * row['noisy_choice']:6.1f} %  "
+              f"{100 * row['noisy_drift']:6.1f} %")  # fmt: skip
     items = {name: dict(Counter(w.item for w in group if w.item))
              for name, group in (("humans", people), ("excellent", best), ("scripts", scripts),
                                  ("noisy", beat), ("noisy_days", days_beat),
-                                 ("noisy_choice", fake_beat))}  # fmt: skip
+                                 ("noisy_choice", fake_beat),
+                                 ("noisy_drift", drift_beat))}  # fmt: skip
     print(f"the evidence that flagged them first: {items}")
     if args.json:
         split = {
@@ -336,6 +425,7 @@ def main() -> int:
             "noisy": [w.split(20) for w in beat],
             "noisy_days": [w.split(20) for w in days_beat],
             "noisy_choice": [w.split(20) for w in fake_beat],
+            "noisy_drift": [w.split(20) for w in drift_beat],
         }
         args.json.write_text(json.dumps({"args": vars(args) | {"json": str(args.json)},
                                          "roc": roc, "items": items, "seconds": elapsed,

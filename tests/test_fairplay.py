@@ -34,28 +34,39 @@ def person(level: bots.Level, n: int, seed: int) -> list[float]:
 BITS, BITS_SHARE = [0.0, 2.0, 2.58, 3.0, 3.58, 4.0, 4.58], [7, 8, 17, 28, 14, 17, 4]
 
 
+#: A person's pace drifting within a game (``bench/fairplay.py``'s ``Pace``): its stationary
+#: sd (ms), how much of it carries from one round to the next, the slowing after an error.
+DRIFT = (70.0, 0.75, 40.0)
+
+
 def played(level: bots.Level, games: int, seed: int, bad_days: float = 0.1,
-           rounds: int = 12) -> list[GameHands]:  # fmt: skip
+           rounds: int = 12,
+           drift: tuple[float, float, float] | None = None) -> list[GameHands]:  # fmt: skip
     """``games`` games of a player at ``level``, ``rounds`` rounds each: first hands from its
     ex-Gaussian, moved by its ``choice_ms`` per bit of the round's choice (as
     ``bots.reaction_times``), a wrong fly at its ``misjudge`` rate, a round missed at its
     ``lapse`` rate; a ``bad_days`` share of games slower by 120 ms with a longer tail and
-    twice the mistakes (as ``bench/fairplay.py`` models people)."""
+    twice the mistakes (as ``bench/fairplay.py`` models people); with a ``drift`` (sd, phi,
+    slowing after an error), a pace that drifts from round to round as the bench's people's."""
     rng = random.Random(seed)
+    sd, phi, pes = drift or (0.0, 0.0, 0.0)
     out = []
     for _ in range(games):
         bad = rng.random() < bad_days
         mu, tau = level.mu_ms + 120 * bad, level.tau_ms * (1.5 if bad else 1.0)
         hands, missed = [], 0
+        d = rng.gauss(0.0, sd)
         for _ in range(rounds):
             bits = rng.choices(BITS, BITS_SHARE)[0]
+            d = phi * d + rng.gauss(0.0, sd * math.sqrt(1 - phi**2))
             if rng.random() < level.lapse * (3 if bad else 1):
                 missed += 1
                 continue
-            ms = bots.ex_gauss(rng, mu, level.sigma_ms, tau)
+            ms = bots.ex_gauss(rng, mu, level.sigma_ms, tau) + d
             ms = max(level.floor_ms, ms + level.choice_ms * (bits - bots.TYPICAL_BITS))
             right = rng.random() >= level.misjudge * (2 if bad else 1)
             hands.append(Hand(ms, True, right, right, bits))
+            d += 0.0 if right else pes
         out.append(GameHands(tuple(hands), rounds, missed))
     return out
 
@@ -98,11 +109,16 @@ def test_a_script_with_little_spread_is_flagged_within_five_games_whatever_its_s
     assert "spread" in verdict.reason or "median" in verdict.reason, verdict.reason
 
 
+@pytest.mark.parametrize("drifting", [False, True])
 @pytest.mark.parametrize("name", bots.LEVELS)
 def test_people_modelled_by_every_bot_level_are_not_flagged_over_a_hundred_games(
-    name: str,
+    name: str, drifting: bool
 ) -> None:
-    games = played(people(name), 100, seed=7)
+    # With a pace that drifts within the game at its strongest (0.6 of their own sd): a
+    # Gaussian part that lowers the skewness of their times (SKEW_FLOOR allows for it).
+    p = people(name)
+    drift = (0.6 * math.hypot(p.sigma_ms, p.tau_ms), 0.75, 40.0) if drifting else None
+    games = played(p, 100, seed=7, drift=drift)
     for n in range(1, len(games) + 1):
         verdict = assess(games[:n])
         assert not verdict.flagged, (n, verdict)
@@ -251,3 +267,45 @@ def test_a_persons_quick_easy_rounds_are_not_taken_for_a_missing_slow_tail() -> 
     net = fairplay._net_of_choice(games)
     assert fairplay._skewness(net, statistics.fmean(net), statistics.pstdev(net)) > raw + 0.2
     assert assess(games).evidence["tailless"] < 1
+
+
+def test_one_rounds_time_tells_of_the_next_for_a_drifting_pace_and_not_for_fresh_noise() -> None:
+    # Independent times, games of 3 to 12 first hands: each game's mean taken out pulls the
+    # raw lag-1 autocorrelation down by about 1 / its hands; the estimator adds that back, so
+    # a script's fresh noise measures about 0, slow days or not.
+    for bad_days in (0.0, 0.3):
+        for rounds in (4, 12):
+            rho, se, pairs = fairplay.serial_correlation(
+                played(NOISY, 400, seed=31, bad_days=bad_days, rounds=rounds)
+            )
+            assert abs(rho) < 3 * se, (rho, se, bad_days, rounds)
+    # A pace that drifts (a third of a hard player's variance, 0.75 carried over): about
+    # 0.75 · 70² / (70² + 60² + 120² + 40²·1.1) ≈ 0.14 before each game's mean is out.
+    rho, se, pairs = fairplay.serial_correlation(played(people("hard"), 400, 32, drift=DRIFT))
+    assert pairs > 4000 and se < 0.02 and 0.06 < rho < 0.2, (rho, se)
+    # Each round's choice is taken out first: a steep slope with no drift is no dependence.
+    rho, se, _ = fairplay.serial_correlation(played(like(NOISY, choice_ms=120), 400, seed=33))
+    assert abs(rho) < 3 * se, (rho, se)
+    assert fairplay.serial_correlation(games_of([500.0, 600.0] * 10, per_game=2))[2] == 0
+
+
+def test_the_lag_one_autocorrelation_is_the_textbook_one_for_one_long_game() -> None:
+    xs = [500.0, 620.0, 580.0, 450.0, 700.0, 690.0, 510.0, 530.0]
+    rho, se, pairs = fairplay.serial_correlation(games_of(xs, per_game=len(xs)))
+    m = statistics.fmean(xs)
+    ys = [x - m for x in xs]
+    r1 = sum(ys[i] * ys[i + 1] for i in range(len(ys) - 1)) / sum(y * y for y in ys)
+    assert pairs == 7 and se == pytest.approx(1 / math.sqrt(7))
+    assert rho == pytest.approx(r1 + 1 / len(xs))  # less the bias of independent times
+
+
+def test_a_top_players_pace_without_a_persons_drift_is_what_the_fifth_leg_weighs() -> None:
+    # Sure, steady, quick and slowed by a harder choice as people are: with a person's drift
+    # the joint evidence says nothing over 100 games; the same play with its noise drawn
+    # afresh each round is weighed as less like a person's by the fifth leg.
+    sure = like(bots.HARD, mu_ms=420, misjudge=0.01, lapse=0.005, choice_ms=40)
+    person = played(sure, 100, seed=34, bad_days=0.0, drift=DRIFT)
+    assert not any(assess(person[:n]).flagged for n in range(1, 101))
+    script = played(sure, 100, seed=34, bad_days=0.0)
+    assert assess(script).evidence["uncanny"] > assess(person).evidence["uncanny"]
+    assert "lag-1 autocorrelation" in assess(script).reason or not assess(script).flagged

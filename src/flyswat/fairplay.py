@@ -25,7 +25,10 @@ in; a second hand's time depends on the first):
   noise to look human keeps a person's spread and tail, but not a person's mistakes, a
   person's days, nor a person's longer thought over a harder choice (the Hick–Hyman law,
   :func:`flyswat.bots.choice_bits`: people take longer to pick the most numerous colour
-  among more colours and closer counts; noise added to a fixed time does not);
+  among more colours and closer counts; noise added to a fixed time does not), nor a
+  person's drift from round to round (:func:`serial_correlation`: people's times are
+  serially correlated, slow and quick stretches and a slower hand after a wrong one; noise
+  drawn afresh each round is not);
 - ``too_fast``: claims refused as faster than humanly possible, in several games.
 
 A player's results are not weighed: they follow from the speed and accuracy weighed here,
@@ -38,6 +41,7 @@ largest, and a score of 1 or more flags the player. The thresholds are set by me
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from collections.abc import Mapping, Sequence
@@ -54,9 +58,11 @@ SPREAD_FLOOR_MS = 60.0
 #: People's median first hand is slower than this (ms): choosing which fly and pointing at it.
 SPEED_FLOOR_MS = 505.0
 #: The least skewed people's times are (an ex-Gaussian's skewness is 1 to 2; the least
-#: skewed person modelled, a short tail under a wide spread, about 1); a sample's may fall
-#: below it by its uncertainty.
-SKEW_FLOOR = 0.9
+#: skewed person modelled, a short tail under a wide spread and a pace drifting within the
+#: game by 0.6 of their own sd, a Gaussian part that adds no skew, 2τ³ / ((1 + 0.6²)(σ² +
+#: τ²))^1.5 = 0.62; rounded down to a tenth, as 0.98 was to 0.9 without the drift); a
+#: sample's may fall below it by its uncertainty.
+SKEW_FLOOR = 0.6
 #: How many standard errors the evidence must clear (the sample's own uncertainty).
 Z = 4.0
 #: Fewest first hands before the spread is weighed; before speed; before the tail.
@@ -74,14 +80,24 @@ WINDOW = 100
 #: their first hands); the least their pace varies from game to game (an F ratio: about 1
 #: for a pace that never changes, above it with a bad day among the games); and the combined
 #: standard score that flags (the smallest multiple of 0.25 above the highest of 3,000
-#: modelled people's, ``bench/fairplay.py`` seeds 2, 5 and 6: 1.79).
+#: modelled people's, ``bench/fairplay.py`` seeds 2, 5 and 6, their pace drifting within
+#: games and all five legs weighed: 1.63).
 JOINT_MS, MIN_JOINT, MIN_JOINT_GAMES = 600.0, 60, 5
-ERROR_FLOOR, DRIFT_FLOOR, JOINT_Z = 0.02, 1.5, 2.0
+ERROR_FLOOR, DRIFT_FLOOR, JOINT_Z = 0.02, 1.5, 1.75
 #: ``uncanny``'s fourth leg: the least people's first hands slow per bit of a round's choice
 #: (ms per bit, :func:`choice_slope`): the Hick–Hyman slope of the most practised person
 #: modelled (``bench/fairplay.py``: ``hard``'s 40 at half), far under the laboratory's
 #: 130–200 for unpractised people.
 SLOPE_FLOOR = 20.0
+#: ``uncanny``'s fifth leg: the least lag-1 autocorrelation of people's first hands within a
+#: game (:func:`serial_correlation`, each round's choice taken out): people's pace drifts from
+#: round to round and slows after a wrong fly, so one first hand says something of the next;
+#: noise a script adds afresh each round does not. The least of any person modelled:
+#: ``bench/fairplay.py``'s :class:`Pace` at its weakest (a drift of 0.35 of their own sd,
+#: 0.6 from round to round, 20 ms after an error, their spread and tail at +25 %), measured
+#: as this estimator measures it over 2,000 games at each of five levels, 0.039 to 0.051
+#: (± 0.007); rounded down.
+RHO_FLOOR = 0.03
 
 
 @dataclass(frozen=True, slots=True)
@@ -326,13 +342,44 @@ def choice_slope(games: Sequence[GameHands]) -> tuple[float, float, int]:
     return slope, math.sqrt(residual / sxx), n
 
 
+def serial_correlation(games: Sequence[GameHands]) -> tuple[float, float, int]:
+    """How much one first hand of the player's says of their next in the same game: the
+    lag-1 autocorrelation of their first hands in round order, each less their
+    :func:`choice_slope` times its round's bits (as :func:`_net_of_choice`) and taken about
+    its game's mean (so a slow day is no dependence), pooled over games; less the bias of
+    that estimator for independent times (each game's mean taken out pulls it down by about
+    1 / its hands), so 0 is expected of a script's fresh noise. Its standard error for
+    independent times (1 / √pairs, Bartlett), and the number of consecutive pairs in it."""
+    slope, se, _ = choice_slope(games)
+    if not math.isfinite(se):
+        slope = 0.0
+    num = den = bias = 0.0
+    pairs = 0
+    for g in games:
+        xs = [h.ms - (0.0 if h.bits is None else slope * (h.bits - TYPICAL_BITS))
+              for h in g.hands if h.first]  # fmt: skip
+        n = len(xs)
+        if n < 3:
+            continue
+        m = statistics.fmean(xs)
+        ys = [x - m for x in xs]
+        num += sum(a * b for a, b in itertools.pairwise(ys))
+        den += sum(y * y for y in ys)
+        bias += (n - 1) / n  # E[num] = -bias·σ², E[den] = (n - 1)·σ² for independent times
+        pairs += n - 1
+    if pairs == 0 or den <= 0:
+        return 0.0, math.inf, 0
+    return num / den + bias / pairs, 1 / math.sqrt(pairs), pairs
+
+
 def _uncanny(games: Sequence[GameHands], times: Sequence[float], median: float,
              sd: float) -> tuple[float, str] | None:  # fmt: skip
     """The joint evidence of a player at a top player's pace (a median under
     :data:`JOINT_MS`): surer, steadier from game to game, quicker and less slowed by a hard
     choice than people are, each as a standard score against people's bound (positive:
     beyond it), their sum divided by the square root of their number (the sum's standard
-    deviation; the fourth is left out while the records say nothing of the rounds' choices).
+    deviation; the fourth is left out while the records say nothing of the rounds' choices),
+    and less serially dependent from round to round (:func:`serial_correlation`, the fifth).
     Any one of them alone some people show; all at once over many games, people do not. The
     strength is 1 at :data:`JOINT_Z`."""
     n = len(times)
@@ -350,15 +397,25 @@ def _uncanny(games: Sequence[GameHands], times: Sequence[float], median: float,
     scores = [z_sure, z_steady, z_quick]
     # Less slowed by a hard choice: the slope's shortfall from people's least, in its errors.
     slope, se, m = choice_slope(games)
-    if m >= MIN_JOINT and math.isfinite(se):
+    has_slope = m >= MIN_JOINT and math.isfinite(se)
+    if has_slope:
         scores.append((SLOPE_FLOOR - slope) / se)
+    # Less serially dependent: the autocorrelation's shortfall from people's least.
+    rho, rho_se, pairs = serial_correlation(games)
+    has_serial = pairs >= MIN_JOINT
+    if has_serial:
+        scores.append((RHO_FLOOR - rho) / rho_se)
     z = sum(scores) / math.sqrt(len(scores))
     words = (f"surer, steadier and quicker at once than people are: {wrong} wrong flies in "
              f"{n} first hands (people: {100 * ERROR_FLOOR:.0f} % or more), the same pace in "
              f"every game (between-game F {ratio:.2f} over {k} games; people's pace varies "
              f"from day to day), a median of {median:.0f} ms")  # fmt: skip
-    if len(scores) == 4:
+    if has_slope:
         words += (f", {slope:.0f} ± {se:.0f} ms slower per bit of a round's choice "
                   f"(people: {SLOPE_FLOOR:.0f} or more, slower over more colours and closer "
                   "counts)")  # fmt: skip
+    if has_serial:
+        words += (f", one round's time telling nothing of the next (lag-1 autocorrelation "
+                  f"{rho:.2f} ± {rho_se:.2f} over {pairs} pairs; people's pace drifts, "
+                  f"{RHO_FLOOR:.2f} or more)")  # fmt: skip
     return max(0.0, z) / JOINT_Z, words
