@@ -49,38 +49,36 @@ class Directory:
         self.born: dict[str, float] = {}
 
     async def find(self, code: str) -> Table | None:
-        """The table with this code, rebuilt from the store if it is not in memory (its
-        events read on a worker thread: no SQL on the loop)."""
+        """The table with this code, rebuilt from the store if it is not in memory (read on
+        a worker thread: no SQL on the loop)."""
         table = self.tables.get(code)
         if table is None:
-            events = await asyncio.to_thread(self._events, code)
-            table = self.tables.get(code)  # rebuilt meanwhile by another request
-            if table is None and events:
-                table = self._rebuild(code, events)
-                if table is not None and table.state == "over" and table.record is None:
-                    table.record = await asyncio.to_thread(self.store.record, code)
+            stored = await asyncio.to_thread(self._read, code)
+            # Another request may have rebuilt it meanwhile: that one is the table.
+            table = self.tables.get(code) or self._rebuild(code, *stored)
         return table
 
     def load(self, code: str) -> Table | None:
         """:meth:`find`, synchronously (the node's start, before it serves)."""
-        table = self.tables.get(code)
-        events = self._events(code) if table is None else None
-        if table is None and events:
-            table = self._rebuild(code, events)
-            if table is not None and table.state == "over" and table.record is None:
-                table.record = self.store.record(code)
-        return table
+        return self.tables.get(code) or self._rebuild(code, *self._read(code))
 
-    def _events(self, code: str) -> list[Event] | None:
+    def _read(self, code: str) -> tuple[list[Event] | None, dict[str, Any] | None]:
+        """Table ``code``'s stored events (None: one is not an event, which is logged) and
+        the record of its game, if it is over."""
         try:
-            return self.store.load(code)
+            events = self.store.load(code)
         except ValidationError:
             log.exception("table %s has a stored event that is not one", code)
-            return None
+            return None, None
+        return events, self.store.record(code) if events else None
 
-    def _rebuild(self, code: str, events: list[Event]) -> Table | None:
-        """Table ``code`` rebuilt from its stored ``events`` and resumed (None: it cannot
-        be, which is logged)."""
+    def _rebuild(
+        self, code: str, events: list[Event] | None, record: dict[str, Any] | None
+    ) -> Table | None:
+        """Table ``code`` rebuilt from its stored ``events`` and resumed (None: no events,
+        or they cannot be rebuilt, which is logged)."""
+        if not events:
+            return None
         now = self.executor.clock()
         try:
             table, outcome = Table.restore(code, events, self.sources(), now,
@@ -88,6 +86,8 @@ class Directory:
         except FlyswatError:
             log.exception("table %s cannot be restored", code)
             return None
+        if table.state == "over" and table.record is None:
+            table.record = record
         self.tables[code] = table
         self.born.setdefault(code, time.time())
         self.executor.carry_out(table, outcome)

@@ -47,14 +47,14 @@ class TableRoutes:
     """The routes of the tables of one node (``runner``)."""
 
     def __init__(
-        self, runner: Runner, tables: AddressBuckets, limits: Limits, rtt_fronts: frozenset[str],
+        self, runner: Runner, creates: AddressBuckets, limits: Limits, rtt_fronts: frozenset[str],
         players: Players, forwarder: node.Forwarder | None = None,
     ) -> None:  # fmt: skip
-        """``tables``: new tables per address; ``rtt_fronts``: the fronts whose round-trip
-        header is believed (:mod:`flyswat.server.netinfo`); ``forwarder``: passes a request
-        for a table of another node to its owner."""
+        """``creates``: the new tables each address may make; ``rtt_fronts``: the fronts
+        whose round-trip header is believed (:mod:`flyswat.server.netinfo`); ``forwarder``:
+        passes a request for a table of another node to its owner."""
         self.runner = runner
-        self.tables = tables
+        self.creates = creates
         self.limits = limits
         self.rtt_fronts = rtt_fronts
         self.players = players
@@ -102,7 +102,7 @@ class TableRoutes:
         players = self.players
         me = await players.who(body.player, body.secret)
         name = me[1] if me else await players.anonymous_name(body.name)
-        if not self.tables.allow(client_address(request.scope), time.monotonic()):
+        if not self.creates.allow(client_address(request.scope), time.monotonic()):
             raise IllegalActionError("too many new tables from this address", "too_many_tables")
         body = body.model_copy(update={"name": name})
         player, rating = (me[0], me[2]) if me else (None, None)
