@@ -43,10 +43,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import multiprocessing as mp
 import os
 import queue
+import re
 import subprocess
 import sys
 import tempfile
@@ -77,6 +79,8 @@ from harness.server import free_port, pg_schema
 ROOT = Path(__file__).resolve().parent.parent
 STEPS = [1000, 2000, 3000, 4000, 6000, 8000]
 P99_MS = 100.0
+#: The longest stall of the event loop issue 20 allows (ms): every longer one is counted.
+STALL_MS = 25.0
 TIMEOUT_SHARE = 0.01
 JOINS_IN_FLIGHT = 50
 #: Before a step, the machine is quiet when it is busy less than this many cores.
@@ -100,13 +104,57 @@ def commit_of(src: Path) -> str:
     return head + ("+" if git("status", "--porcelain", "--untracked-files=no", ".") else "")
 
 
+@functools.cache
+def serve_help(src: Path) -> str:
+    """``flyswat serve --help`` of the server in ``src``: which options it has (an older
+    server has fewer)."""
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    cmd = [sys.executable, "-m", "flyswat.cli", "serve", "--help"]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60).stdout
+
+
 def has_limits(src: Path) -> bool:
     """Does the server in ``src`` have per-address limits (``flyswat serve --exempt``)? An
     older one has neither the limits nor the option."""
-    env = {**os.environ, "PYTHONPATH": str(src)}
-    cmd = [sys.executable, "-m", "flyswat.cli", "serve", "--help"]
-    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60)
-    return "--exempt" in out.stdout
+    return "--exempt" in serve_help(src)
+
+
+def stall_args(src: Path) -> list[str]:
+    """The server logs every stall of its loop over :data:`STALL_MS` with its length and
+    where the loop was (an older server only those over 100 ms, with where, or none)."""
+    return ["--stall-log-ms", f"{STALL_MS:g}"] if "--stall-log-ms" in serve_help(src) else []
+
+
+_STALLED = re.compile(r"the event loop stalled for (\d+) ms")
+_CAUGHT = re.compile(r"the event loop has not run for \d+ ms(, idle)?")
+_FRAME = re.compile(r'File ".*?(flyswat/[\w/]+\.py)", line \d+, in (\S+)')
+
+
+def read_from(path: Path, offset: int) -> str:
+    """What was written to ``path`` from byte ``offset`` on (a log's lines of the window)."""
+    if not path.exists():
+        return ""
+    with path.open("rb") as f:
+        f.seek(offset)
+        return f.read().decode("utf-8", "replace")
+
+
+def stalls_in(text: str) -> tuple[list[float], Counter[str]]:
+    """The stalls a server's log tells of (its lines written in the window): their lengths
+    (ms), and where the loop was caught in each: the innermost frame of flyswat's own code,
+    or the loop's wait when the process was not given a core."""
+    lengths = [float(m.group(1)) for m in _STALLED.finditer(text)]
+    causes: Counter[str] = Counter()
+    for block in text.split("flyswat.stall:")[1:]:
+        caught = _CAUGHT.search(block)
+        if caught is None:
+            continue
+        if caught.group(1):
+            causes["no core (the loop idle)"] += 1
+            continue
+        frames = _FRAME.findall(block)
+        causes[f"{frames[-1][1]} ({frames[-1][0]})" if frames else "outside flyswat"] += 1
+    return lengths, causes
 
 
 def busy_cores(seconds: float) -> float:
@@ -221,7 +269,8 @@ def step(players: int, src: Source, args: argparse.Namespace, workdir: Path) -> 
                 "--advertise", f"http://127.0.0.1:{port}"]  # fmt: skip
             workers = [] if src.workers is None else ["--workers", str(src.workers)]
             servers.append(ServerProcess(db, port, workdir / f"{name}-{k}.log", env=env,
-                                         args=[*args.serve_arg, *workers, *node_args],
+                                         args=[*args.serve_arg, *workers, *node_args,
+                                               *stall_args(src.path)],
                                          exempt=has_limits(src.path),
                                          gc_log=gc_log if k == 0 else None))  # fmt: skip
         try:
@@ -363,6 +412,7 @@ def run_step(server: Servers, tables: int, args: argparse.Namespace, prof: Path,
         go.set()
         time.sleep(max(0.0, t0 - time.monotonic()))
         wall0 = time.time()
+        logs0 = [s.log.stat().st_size if s.log.exists() else 0 for s in server.servers]
         cpu0 = {"server": tree_cpu(server), "self": self_cpu()}
         cpu0 |= {k: cpu_times(pid) for k, pid in pids.items()}
         machine0 = machine_cpu()
@@ -376,6 +426,7 @@ def run_step(server: Servers, tables: int, args: argparse.Namespace, prof: Path,
             rss_max = max(rss_max, sum(rss_bytes(pid) for pid in server.pids()))
         window = time.monotonic() - t0
         wall1 = time.time()
+        logs = [read_from(s.log, at) for s, at in zip(server.servers, logs0, strict=True)]
         machine1 = machine_cpu()
         out["services_cpu"] = (services_cpu(services) - services0) / (time.monotonic() - t0)
         out["alive"] = server.running() and all(alive(s) for s in server.servers)
@@ -397,6 +448,8 @@ def run_step(server: Servers, tables: int, args: argparse.Namespace, prof: Path,
         if failed:
             raise RuntimeError("; ".join(f"{g['name']}: {g['error']}" for g in failed))
         out |= figures(got, cpu)
+        lengths, causes = stalls_in("".join(logs))
+        out["stalls_ms"], out["stall_causes"] = lengths, dict(causes.most_common())
         out["gc_full_ms"] = [ms for t, ms in gc_pauses(gc_log, 2) if wall0 <= t <= wall1]
         out["gc_young_ms"] = [ms for t, ms in gc_pauses(gc_log, 1) if wall0 <= t <= wall1]
         out["other_cores"] = out["busy_cores"] - out["server_cpu"] - out["generator_cpu"]
@@ -432,7 +485,7 @@ def figures(reports: list[dict[str, Any]], cpu: dict[str, float]) -> dict[str, A
         "rounds_measured": len(rounds_ms),
         "timeouts": timeouts,
         "timeout_share": timeouts / rounds if rounds else 0.0,
-        "last_action_ms": {f"p{q}": percentile(rounds_ms, q) for q in (50, 95, 99, 100)},
+        "last_action_ms": {f"p{q}": percentile(rounds_ms, q) for q in (50, 95, 99, 99.9, 100)},
         "joins": total["joins"],
         "failed_joins": total["failed_joins"],
         "join_failures": dict(sum((Counter(r["failures"]) for r in reports), Counter())),
@@ -506,6 +559,7 @@ def details(fig: dict[str, Any]) -> list[str]:
     """The step's other figures, a few lines."""
     lags = ", ".join(f"{k} {v['p50']:.1f}/{v['p99']:.1f}/{v['p100']:.0f}"
                      for k, v in fig["generator_lag_ms"].items())  # fmt: skip
+    causes = list(fig.get("stall_causes", {}).items())
     lines = [
         f"  set up in {fig['setup_s']:.0f} s; window {fig['window_s']:.0f} s; "
         f"load average before {' '.join(fig['loadavg_before'])}, busy cores before "
@@ -521,6 +575,10 @@ def details(fig: dict[str, Any]) -> list[str]:
         f"  the server's garbage collections in the window: full {len(fig['gc_full_ms'])} "
         f"(pauses ms: {', '.join(f'{ms:.0f}' for ms in fig['gc_full_ms']) or '-'}), young "
         f"{len(fig['gc_young_ms'])} (max {max(fig['gc_young_ms'], default=0):.0f} ms)",
+        f"  p99.9 of (a) {fig['last_action_ms'].get('p99.9', float('nan')):.1f} ms; the server's "
+        f"event-loop stalls over {STALL_MS:g} ms in the window: {len(fig.get('stalls_ms', []))}"
+        f" (longest {max(fig.get('stalls_ms', []), default=0):.0f} ms); caught in: "
+        + (", ".join(f"{k} ×{n}" for k, n in causes[:6]) or "-"),
         "  CPU in the kernel (share of each process's CPU): "
         + ", ".join(f"{k} {v:.0%}" for k, v in fig["system_share"].items())
         + "; generator CPU by process: "

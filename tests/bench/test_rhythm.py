@@ -20,7 +20,7 @@ from harness.generator import Generator
 from harness.procs import ServerProcess
 from harness.rhythm import RhythmPlan
 from harness.server import free_port
-from rhythm import figures, verdict
+from rhythm import figures, stalls_in, verdict
 
 
 @pytest.fixture
@@ -166,3 +166,23 @@ def test_the_codec_inflates_what_a_deflating_server_sends() -> None:
     assert asyncio.run(run()) == [b'{"type":"hands"}', b"plain", b'{"type":"hands","x":1}']
     assert b"permessage-deflate" in wire.upgrade_request("127.0.0.1", 80, "/ws/X", deflate=True)
     assert b"Extensions" not in wire.upgrade_request("127.0.0.1", 80, "/ws/X")
+
+
+def test_the_stalls_of_a_servers_log_are_read_with_where_the_loop_was() -> None:
+    log = (
+        "INFO:     127.0.0.1:5 - GET /metrics 200\n"
+        "WARNING:  flyswat.stall: the event loop has not run for 26 ms; it is in:\n"
+        '  File "/x/site-packages/uvicorn/server.py", line 86, in run\n'
+        '  File "/x/src/flyswat/server/executor.py", line 100, in run\n'
+        "    self.tell(x)\n"
+        '  File "/x/src/flyswat/table/turns.py", line 97, in tick\n'
+        "    ctx.tell_all()\n"
+        "WARNING:  flyswat.stall: the event loop stalled for 31 ms\n"
+        "WARNING:  flyswat.stall: the event loop has not run for 40 ms, idle: the process was "
+        "not given a core (a busy machine)\n"
+        "WARNING:  flyswat.stall: the event loop stalled for 44 ms\n"
+    )
+    lengths, causes = stalls_in(log)
+    assert lengths == [31.0, 44.0]
+    assert causes == {"tick (flyswat/table/turns.py)": 1, "no core (the loop idle)": 1}
+    assert stalls_in("INFO: nothing stalled\n") == ([], {})

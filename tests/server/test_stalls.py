@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import os
 import select
 import threading
 import time
+from types import SimpleNamespace
 
 import pytest
 
-from flyswat.server.metrics import watch_stalls
+from flyswat.server.metrics import Metrics, watch_stalls
 
 
 def stuck_in_a_long_query(release: threading.Event) -> None:
@@ -64,3 +67,24 @@ def test_a_loop_waiting_for_events_is_told_as_a_process_without_a_core(
     os.close(wake)
     os.close(woken)
     assert "not given a core" in caplog.records[0].getMessage()
+
+
+def test_the_loop_logs_each_stall_with_its_whole_length(caplog: pytest.LogCaptureFixture) -> None:
+    runner = SimpleNamespace(executor=SimpleNamespace())
+    metrics = Metrics(runner)  # type: ignore[arg-type]  # the executor's slot alone is used
+
+    async def stall_once() -> None:
+        watch = asyncio.create_task(metrics.watch_loop(every_s=0.01, tell_s=0.03))
+        await asyncio.sleep(0.05)
+        time.sleep(0.12)  # the loop held: no timer runs meanwhile
+        await asyncio.sleep(0.05)
+        watch.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watch
+
+    with caplog.at_level(logging.WARNING, logger="flyswat.stall"):
+        asyncio.run(stall_once())
+    lines = [r.getMessage() for r in caplog.records if "stalled for" in r.getMessage()]
+    assert len(lines) == 1
+    assert 100 <= int(lines[0].split("stalled for ")[1].split(" ms")[0]) < 1000
+    assert metrics.stall_max >= 0.1

@@ -64,6 +64,7 @@ def build_app(
     timings: Timings | None = None,
     max_spectators: int = settings.MAX_SPECTATORS,
     arena_schedule: str | None = None,
+    stall_log_ms: float = 100.0,
 ) -> Starlette:
     """The whole server as an ASGI app: tables restored from ``db_url`` on start-up.
 
@@ -80,7 +81,8 @@ def build_app(
     (:class:`flyswat.server.settings.Timings`). ``operator_secret``: opens the operator's
     routes (:mod:`flyswat.server.operator`). ``max_spectators``: the spectators this node
     takes, over all its tables. ``arena_schedule``: ``EVERY:MINUTES``, the arenas this
-    server makes by itself (:class:`flyswat.players.arena.Schedule`).
+    server makes by itself (:class:`flyswat.players.arena.Schedule`). ``stall_log_ms``: an
+    event-loop stall longer than this is logged (:mod:`flyswat.server.metrics`).
     """
     limits = limits or Limits()
     store = Store(db_url, node=node_id)
@@ -106,7 +108,7 @@ def build_app(
         runner.node.restore()
         cluster.start_beating()
         background = [_sweep(runner), runner.node.keep(), runner.node.publish(),
-                      metrics.watch_loop(), arenas.loop()]  # fmt: skip
+                      metrics.watch_loop(tell_s=stall_log_ms / 1000), arenas.loop()]  # fmt: skip
         tasks = [asyncio.create_task(job) for job in (*background, *(job() for job in jobs))]
         try:
             yield

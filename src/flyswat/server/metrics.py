@@ -42,9 +42,10 @@ if TYPE_CHECKING:
 
 #: Histogram buckets, in seconds: a few ms (a commit) up to the 100 ms the rhythm allows, and
 #: past it.
-BUCKETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.5)
+BUCKETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.025, 0.05, 0.1, 0.2, 0.5, 1.0, 2.5)
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-#: A stall of the event loop longer than this (s) is logged with what the loop was running.
+#: A stall of the event loop longer than this (s) is logged with what the loop was running
+#: (``flyswat serve --stall-log-ms``).
 STALL_TELL_S = 0.1
 
 stall_log = logging.getLogger("flyswat.stall")
@@ -165,6 +166,8 @@ class Metrics:
                 late = max(0.0, now - due)
                 self.stall.observe(late)
                 self.stall_max = max(self.stall_max, late)
+                if late > tell_s:  # its whole length, once it is over (where: the watch's line)
+                    stall_log.warning("the event loop stalled for %.0f ms", late * 1000)
         finally:
             stop.set()
 

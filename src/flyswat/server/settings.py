@@ -125,6 +125,11 @@ class Settings:
         "spectators this node takes, over all its tables (the next is refused "
         "spectators_full; each is a socket: mind the descriptor limit)",
     )  # fmt: skip
+    stall_log_ms: float = option(
+        100.0, "--stall-log-ms",
+        "an event-loop stall longer than this (ms) is logged, with where the loop was "
+        "(10 to 10000)",
+    )  # fmt: skip
     log_format: str = option(
         "text", "--log-format", "json: one JSON object per log line (structured logs)",
         choices=("text", "json"),
@@ -152,6 +157,8 @@ class Settings:
                 Schedule.parse(self.arena_schedule)
             except ValueError as e:
                 raise ValueError(f"--arena-schedule: {e}") from None
+        if not 10.0 <= self.stall_log_ms <= 10_000.0:
+            raise ValueError(f"--stall-log-ms must be 10 to 10000, not {self.stall_log_ms:g}")
         if not self.bot_pace > 0:
             raise ValueError(f"--bot-pace must be above 0, not {self.bot_pace:g}")
 
