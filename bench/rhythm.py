@@ -74,6 +74,7 @@ from harness.procs import (
 )
 from harness.profile import profile, summarize_profile
 from harness.rhythm import RhythmPlan
+from harness.seed import reader_main, seed_games
 from harness.server import free_port, pg_schema
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -142,7 +143,7 @@ def read_from(path: Path, offset: int) -> str:
 def stalls_in(text: str) -> tuple[list[float], Counter[str]]:
     """The stalls a server's log tells of (its lines written in the window): their lengths
     (ms), and where the loop was caught in each: the innermost frame of flyswat's own code,
-    or the loop's wait when the process was not given a core."""
+    or the loop's own C code (its wait, when the process was not given a core)."""
     lengths = [float(m.group(1)) for m in _STALLED.finditer(text)]
     causes: Counter[str] = Counter()
     for block in text.split("flyswat.stall:")[1:]:
@@ -150,7 +151,7 @@ def stalls_in(text: str) -> tuple[list[float], Counter[str]]:
         if caught is None:
             continue
         if caught.group(1):
-            causes["no core (the loop idle)"] += 1
+            causes["the loop in C (idle: no core)"] += 1
             continue
         frames = _FRAME.findall(block)
         causes[f"{frames[-1][1]} ({frames[-1][0]})" if frames else "outside flyswat"] += 1
@@ -221,6 +222,7 @@ class Source:
     commit: str
     workers: int | None = None
     anchor: bool = False
+    reads: float = 0.0  # players' pages read a second beside the rhythm (--reads-each)
 
 
 def source(arg: str, workdir: Path) -> Source:
@@ -257,6 +259,8 @@ def step(players: int, src: Source, args: argparse.Namespace, workdir: Path) -> 
         env = {"PYTHONPATH": str(src.path)} if src.path != ROOT / "src" else None
         gc_log = workdir / f"{name}.gc"
         gc_log.unlink(missing_ok=True)
+        ids = seed_games(db, args.seed_games, args.seed) if args.seed_games else []
+        fig["seeded_games"] = args.seed_games
         servers = []
         if args.nodes > 1:
             import redis
@@ -276,7 +280,9 @@ def step(players: int, src: Source, args: argparse.Namespace, workdir: Path) -> 
         try:
             for server in servers:
                 server.start()
-            fig |= run_step(Servers(servers), tables, args, workdir / f"{name}.prof", gc_log)
+            fig |= run_step(
+                Servers(servers), tables, args, workdir / f"{name}.prof", gc_log, src.reads, ids
+            )
         finally:
             for server in servers:
                 server.stop()
@@ -371,9 +377,10 @@ def services_cpu(pids: list[int]) -> float:
     return total
 
 
-def run_step(server: Servers, tables: int, args: argparse.Namespace, prof: Path,
-             gc_log: Path) -> dict[str, Any]:  # fmt: skip
-    """Set up the generators against ``server``, measure the window, maybe profile."""
+def run_step(server: Servers, tables: int, args: argparse.Namespace, prof: Path, gc_log: Path,
+             reads: float = 0.0, ids: list[str] | None = None) -> dict[str, Any]:  # fmt: skip
+    """Set up the generators against ``server``, measure the window, maybe profile;
+    ``reads``: players' pages read a second meanwhile (of the players ``ids``)."""
     ctx = mp.get_context("spawn")
     go, stop, reports = ctx.Event(), ctx.Event(), ctx.Queue()
     t0_value = ctx.Value("d", 0.0)
@@ -393,6 +400,11 @@ def run_step(server: Servers, tables: int, args: argparse.Namespace, prof: Path,
                     daemon=True, name=plan.name)
         for plan, ready in zip(plans, readies, strict=True)
     ]  # fmt: skip
+    read_reports = ctx.Queue()
+    if reads:  # its CPU is the generator's: it is load, not server
+        readies.append(ctx.Event())
+        procs.append(ctx.Process(target=reader_main, daemon=True, name="reader", args=(
+            urls[0], reads, ids or [], readies[-1], go, stop, read_reports)))  # fmt: skip
     began = time.monotonic()
     for proc in procs:
         proc.start()
@@ -448,6 +460,9 @@ def run_step(server: Servers, tables: int, args: argparse.Namespace, prof: Path,
         if failed:
             raise RuntimeError("; ".join(f"{g['name']}: {g['error']}" for g in failed))
         out |= figures(got, cpu)
+        if reads:
+            stop.set()
+            out["reads"] = read_figures(read_reports.get(timeout=60), reads, window)
         lengths, causes = stalls_in("".join(logs))
         out["stalls_ms"], out["stall_causes"] = lengths, dict(causes.most_common())
         out["gc_full_ms"] = [ms for t, ms in gc_pauses(gc_log, 2) if wall0 <= t <= wall1]
@@ -511,6 +526,20 @@ def figures(reports: list[dict[str, Any]], cpu: dict[str, float]) -> dict[str, A
     }
 
 
+def read_figures(report: dict[str, Any], rate: float, window: float) -> dict[str, Any]:
+    """The reader's figures: what was asked, what was answered, how long each kind took."""
+    if "error" in report:
+        raise RuntimeError(f"reader: {report['error']}")
+    done = [ms for kind in report["ms"].values() for ms in kind]
+    return {
+        "rate": rate,
+        "answered_per_s": len(done) / window,
+        "errors": report["errors"],
+        "late": report["late"],
+        "ms": {k: {f"p{q}": percentile(v, q) for q in (50, 99)} for k, v in report["ms"].items()},
+    }
+
+
 def verdict(fig: dict[str, Any]) -> tuple[bool, list[str]]:
     """Does the step pass (LOAD-RHYTHM.md), and if not, why not."""
     why = []
@@ -560,6 +589,13 @@ def details(fig: dict[str, Any]) -> list[str]:
     lags = ", ".join(f"{k} {v['p50']:.1f}/{v['p99']:.1f}/{v['p100']:.0f}"
                      for k, v in fig["generator_lag_ms"].items())  # fmt: skip
     causes = list(fig.get("stall_causes", {}).items())
+    reads = fig.get("reads")
+    read_line = [] if not reads else [
+        f"  reads beside it ({fig['seeded_games']:,} games stored): {reads['rate']:g}/s asked, "
+        f"{reads['answered_per_s']:.0f}/s answered, {reads['errors']} errors, {reads['late']} "
+        "not sent (64 in flight); p50/p99 ms: "
+        + ", ".join(f"{k} {v['p50']:.0f}/{v['p99']:.0f}" for k, v in reads["ms"].items())
+    ]  # fmt: skip
     lines = [
         f"  set up in {fig['setup_s']:.0f} s; window {fig['window_s']:.0f} s; "
         f"load average before {' '.join(fig['loadavg_before'])}, busy cores before "
@@ -584,7 +620,7 @@ def details(fig: dict[str, Any]) -> list[str]:
         + "; generator CPU by process: "
         + ", ".join(f"{k} {v:.1%}" for k, v in fig["generator_cpu_by_process"].items()),
     ]
-    return lines + ["  " + line for line in fig.get("profile", [])]
+    return lines + read_line + ["  " + line for line in fig.get("profile", [])]
 
 
 def main() -> None:
@@ -613,6 +649,20 @@ def main() -> None:
     parser.add_argument("--server-src", action="append", default=[],
                         help="run the server from this checkout's src folder, or from this "
                         "commit's src (repeatable: each step runs each)")  # fmt: skip
+    parser.add_argument(
+        "--seed-games",
+        type=int,
+        default=0,
+        help="store this many finished games before each step (harness/seed.py)",
+    )
+    parser.add_argument(
+        "--reads-each",
+        type=float,
+        nargs="+",
+        default=[],
+        help="run each step with each of these rates of players' pages read a "
+        "second (leaderboard, profile, games) beside the rhythm",
+    )
     parser.add_argument("--workers-each", type=int, nargs="+", default=[],
                         help="run each step with each of these serve --workers")  # fmt: skip
     parser.add_argument("--nodes", type=int, default=1,
@@ -645,6 +695,9 @@ def main() -> None:
         if args.workers_each:  # each source with each number of workers, side by side
             sources = [replace(s, label=f"{s.label}/w{n}", workers=n)
                        for s in sources for n in args.workers_each]  # fmt: skip
+        if args.reads_each:  # each source with each rate of reads, side by side
+            sources = [replace(s, label=f"{s.label}/r{r:g}", reads=r)
+                       for s in sources for r in args.reads_each]  # fmt: skip
         if args.anchor:  # first in each step, so that flyswat's rows can be its multiples
             sources.insert(0, anchor_source(args.anchor))
         running = set(sources)

@@ -88,3 +88,34 @@ def test_the_loop_logs_each_stall_with_its_whole_length(caplog: pytest.LogCaptur
     assert len(lines) == 1
     assert 100 <= int(lines[0].split("stalled for ")[1].split(" ms")[0]) < 1000
     assert metrics.stall_max >= 0.1
+
+
+def test_uvloops_wait_is_told_as_idle_not_as_the_servers_code(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    uvloop = pytest.importorskip("uvloop")
+    stop, release = threading.Event(), threading.Event()
+
+    def serve() -> None:  # the server's frame above the loop, as transport.serve
+        async def wait() -> None:
+            while not release.is_set():
+                await asyncio.sleep(0.01)
+
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            runner.run(wait())
+
+    loop = threading.Thread(target=serve)
+    loop.start()
+    assert loop.ident is not None
+    with caplog.at_level(logging.WARNING, logger="flyswat.stall"):
+        watch = threading.Thread(target=watch_stalls, args=([time.perf_counter()], loop.ident,
+                                                            0.05, stop))  # fmt: skip
+        watch.start()
+        deadline = time.monotonic() + 5
+        while not caplog.records and time.monotonic() < deadline:
+            time.sleep(0.01)
+        stop.set()
+        release.set()
+        watch.join()
+        loop.join()
+    assert "not given a core" in caplog.records[0].getMessage()

@@ -29,6 +29,7 @@ import time
 import traceback
 from collections import Counter
 from collections.abc import Iterator
+from types import FrameType
 from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Histogram, generate_latest
@@ -53,6 +54,15 @@ stall_log = logging.getLogger("flyswat.stall")
 IDLE = frozenset({"run_until_complete", "run_forever", "select", "_run_once"})
 
 
+def _idle(frame: FrameType) -> bool:
+    """The loop's thread is in the loop's own C code: waiting for events (or, rarely,
+    reading them), not in a Python callback. uvloop's whole loop is C under asyncio's
+    ``Runner.run``; asyncio's own waits in ``select``."""
+    code = frame.f_code
+    runner = code.co_filename.endswith(("asyncio/runners.py", "uvloop/__init__.py"))
+    return code.co_name in IDLE or (code.co_name == "run" and runner)
+
+
 def watch_stalls(beat: list[float], main: int, tell_s: float, stop: threading.Event) -> None:
     """Every ``tell_s`` / 4, look at the loop's last beat (``beat[0]``, set by
     :meth:`Metrics.watch_loop` every 50 ms): once it is more than ``tell_s`` old, log the
@@ -68,9 +78,10 @@ def watch_stalls(beat: list[float], main: int, tell_s: float, stop: threading.Ev
             return
         told = last
         late_ms = (time.perf_counter() - last) * 1000
-        if frame.f_code.co_name in IDLE:  # waiting for events: the process had no core
+        if _idle(frame):  # waiting for events: the process had no core
             stall_log.warning("the event loop has not run for %.0f ms, idle: the process "
-                              "was not given a core (a busy machine)", late_ms)  # fmt: skip
+                              "was not given a core (a busy machine), or its loop was in C "
+                              "(reading or writing sockets)", late_ms)  # fmt: skip
             continue
         stack = "".join(traceback.format_stack(frame, limit=12))
         stall_log.warning("the event loop has not run for %.0f ms; it is in:\n%s",
