@@ -127,7 +127,7 @@ def stall_args(src: Path) -> list[str]:
 
 
 _STALLED = re.compile(r"the event loop stalled for (\d+) ms")
-_CAUGHT = re.compile(r"the event loop has not run for \d+ ms(, idle)?")
+_CAUGHT = re.compile(r"the event loop (?:has not run for|is) \d+ ms(?: late)?(, idle)?")
 _FRAME = re.compile(r'File ".*?(flyswat/[\w/]+\.py)", line \d+, in (\S+)')
 
 
@@ -460,9 +460,6 @@ def run_step(server: Servers, tables: int, args: argparse.Namespace, prof: Path,
         if failed:
             raise RuntimeError("; ".join(f"{g['name']}: {g['error']}" for g in failed))
         out |= figures(got, cpu)
-        if reads:
-            stop.set()
-            out["reads"] = read_figures(read_reports.get(timeout=60), reads, window)
         lengths, causes = stalls_in("".join(logs))
         out["stalls_ms"], out["stall_causes"] = lengths, dict(causes.most_common())
         out["gc_full_ms"] = [ms for t, ms in gc_pauses(gc_log, 2) if wall0 <= t <= wall1]
@@ -474,6 +471,9 @@ def run_step(server: Servers, tables: int, args: argparse.Namespace, prof: Path,
             if spy is not None:
                 spy.wait(args.profile_seconds + 30)
                 out["profile"] = summarize_profile(prof, args.profile_seconds, top=args.top)
+        if reads:  # read on through the profile: it samples the server with its reads
+            stop.set()
+            out["reads"] = read_figures(read_reports.get(timeout=60), reads)
     finally:
         stop.set()
         for proc in procs:
@@ -526,14 +526,14 @@ def figures(reports: list[dict[str, Any]], cpu: dict[str, float]) -> dict[str, A
     }
 
 
-def read_figures(report: dict[str, Any], rate: float, window: float) -> dict[str, Any]:
+def read_figures(report: dict[str, Any], rate: float) -> dict[str, Any]:
     """The reader's figures: what was asked, what was answered, how long each kind took."""
     if "error" in report:
         raise RuntimeError(f"reader: {report['error']}")
     done = [ms for kind in report["ms"].values() for ms in kind]
     return {
         "rate": rate,
-        "answered_per_s": len(done) / window,
+        "answered_per_s": len(done) / max(1e-9, report["seconds"]),
         "errors": report["errors"],
         "late": report["late"],
         "ms": {k: {f"p{q}": percentile(v, q) for q in (50, 99)} for k, v in report["ms"].items()},

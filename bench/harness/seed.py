@@ -107,7 +107,7 @@ def seed_games(url: str, games: int, seed: int = 1) -> list[str]:
 def reader_main(url: str, rate: float, ids: list[str], ready: Event, go: Event, stop: Event,
                 reports: Any) -> None:  # fmt: skip
     """Read players' pages from ``url`` at ``rate`` a second from ``go`` until ``stop``; put
-    ``{"ms": {kind: [...]}, "errors": n, "late": n}`` on ``reports``."""
+    ``{"ms": {kind: [...]}, "errors": n, "late": n, "seconds": s}`` on ``reports``."""
     import httpx
 
     async def run() -> dict[str, Any]:
@@ -154,7 +154,8 @@ def reader_main(url: str, rate: float, ids: list[str], ready: Event, go: Event, 
                 in_flight.add(task)
                 task.add_done_callback(in_flight.discard)
             await asyncio.gather(*in_flight, return_exceptions=True)
-        return {"ms": ms, "errors": errors, "late": late, "sent": n}
+        return {"ms": ms, "errors": errors, "late": late, "sent": n,
+                "seconds": time.perf_counter() - start}  # fmt: skip
 
     try:
         reports.put(asyncio.run(run()))

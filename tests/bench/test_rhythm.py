@@ -171,7 +171,7 @@ def test_the_codec_inflates_what_a_deflating_server_sends() -> None:
 def test_the_stalls_of_a_servers_log_are_read_with_where_the_loop_was() -> None:
     log = (
         "INFO:     127.0.0.1:5 - GET /metrics 200\n"
-        "WARNING:  flyswat.stall: the event loop has not run for 26 ms; it is in:\n"
+        "WARNING:  flyswat.stall: the event loop is 26 ms late; it is in:\n"
         '  File "/x/site-packages/uvicorn/server.py", line 86, in run\n'
         '  File "/x/src/flyswat/server/executor.py", line 100, in run\n'
         "    self.tell(x)\n"

@@ -64,27 +64,27 @@ def _idle(frame: FrameType) -> bool:
 
 
 def watch_stalls(beat: list[float], main: int, tell_s: float, stop: threading.Event) -> None:
-    """Every ``tell_s`` / 4, look at the loop's last beat (``beat[0]``, set by
-    :meth:`Metrics.watch_loop` every 50 ms): once it is more than ``tell_s`` old, log the
+    """Every ``tell_s`` / 4, look at when the loop's next beat was due (``beat[0]``, set by
+    :meth:`Metrics.watch_loop` every 50 ms): once it is more than ``tell_s`` late, log the
     stack of the loop's thread (``main``) as it is then — where the loop is stuck, caught
     in the act, once per stall."""
     told = 0.0
     while not stop.wait(tell_s / 4):
-        last = beat[0]
-        if last == told or time.perf_counter() - last < tell_s:
+        due = beat[0]
+        if due == told or time.perf_counter() - due < tell_s:
             continue
         frame = sys._current_frames().get(main)
         if frame is None:
             return
-        told = last
-        late_ms = (time.perf_counter() - last) * 1000
+        told = due
+        late_ms = (time.perf_counter() - due) * 1000
         if _idle(frame):  # waiting for events: the process had no core
-            stall_log.warning("the event loop has not run for %.0f ms, idle: the process "
+            stall_log.warning("the event loop is %.0f ms late, idle: the process "
                               "was not given a core (a busy machine), or its loop was in C "
                               "(reading or writing sockets)", late_ms)  # fmt: skip
             continue
         stack = "".join(traceback.format_stack(frame, limit=12))
-        stall_log.warning("the event loop has not run for %.0f ms; it is in:\n%s",
+        stall_log.warning("the event loop is %.0f ms late; it is in:\n%s",
                           late_ms, stack)  # fmt: skip
 
 
@@ -163,18 +163,16 @@ class Metrics:
         """Measure the event loop's stalls: a timer's lateness, every ``every_s``; and, from
         a thread of its own, name what the loop was doing when one passed ``tell_s``
         (:func:`watch_stalls`)."""
-        beat = [time.perf_counter()]
+        beat = [time.perf_counter() + every_s]  # when the next beat is due
         stop = threading.Event()
         main = threading.get_ident()
         threading.Thread(target=watch_stalls, args=(beat, main, tell_s, stop),
                          name="flyswat-stall-watch", daemon=True).start()  # fmt: skip
         try:
             while True:
-                due = time.perf_counter() + every_s
+                due = beat[0] = time.perf_counter() + every_s
                 await asyncio.sleep(every_s)
-                now = time.perf_counter()
-                beat[0] = now
-                late = max(0.0, now - due)
+                late = max(0.0, time.perf_counter() - due)
                 self.stall.observe(late)
                 self.stall_max = max(self.stall_max, late)
                 if late > tell_s:  # its whole length, once it is over (where: the watch's line)
