@@ -100,6 +100,9 @@ def seed_games(url: str, games: int, seed: int = 1) -> list[str]:
              "rated": played[pid], "bot": False}
             for i, pid in enumerate(ids)
         ])  # fmt: skip
+    if engine.dialect.name == "postgresql":  # the planner's statistics, as autovacuum keeps them
+        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            conn.execute(sa.text("ANALYZE"))
     engine.dispose()
     return ids
 

@@ -119,6 +119,7 @@ def build_app(
                 with contextlib.suppress(Exception):
                     cluster.leave()
             runner.close()
+            players.close()
             cluster.close()
             await forwarder.close()
 

@@ -14,6 +14,7 @@ import json
 import secrets
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any, NamedTuple, TypeVar
 
@@ -45,6 +46,9 @@ BOARD_PAGE, MAX_BOARD_PAGE = 50, 200
 MAX_OFFSET = 1_000_000
 #: Play now: seats, cards removed (a half-length game, R6), and the wait before bots fill in.
 PLAY_NOW_SEATS, PLAY_NOW_REMOVE, PLAY_NOW_WAIT_MS = 4, 56, 15_000
+
+#: Threads for the players' SQL (:meth:`Players.db`).
+DB_THREADS = 2
 
 T = TypeVar("T")
 
@@ -112,7 +116,18 @@ class Players:
         self.seating = asyncio.Lock()  # Play now: one look-then-create at a time
         self.wait_ms = play_now_wait_ms
         self.engine = runner.store.engine
+        #: Reads need no transaction: in autocommit a connection goes back to the pool
+        #: without a rollback's round trip.
+        self.reads = self.engine.execution_options(isolation_level="AUTOCOMMIT")
+        #: The players' SQL runs on threads of its own, few of them: each thread that holds
+        #: the interpreter makes the event loop wait for it, so many at once (the default
+        #: pool has one a core and four more) would hold up every table's reveals.
+        self.pool = ThreadPoolExecutor(DB_THREADS, thread_name_prefix="flyswat-players")
         self.buckets = buckets
+
+    def close(self) -> None:
+        """Let the SQL threads go (what they are running ends first)."""
+        self.pool.shutdown(wait=False)
 
     # -- who the caller is ----------------------------------------------------------------
 
@@ -122,10 +137,10 @@ class Players:
         profile holds no reveal)."""
 
         def run() -> T:
-            with self.engine.begin() if write else self.engine.connect() as conn:
+            with self.engine.begin() if write else self.reads.connect() as conn:
                 return work(conn)
 
-        return await asyncio.to_thread(run)
+        return await asyncio.get_running_loop().run_in_executor(self.pool, run)
 
     async def who(self, player: str | None, secret: str | None) -> Caller | None:
         """The :class:`Caller` who gave an identity; None for none. Raises ``bad_secret``

@@ -27,6 +27,7 @@ from sqlalchemy import (
     column,
     func,
     insert,
+    literal_column,
     select,
     table,
     update,
@@ -220,13 +221,13 @@ def profile(conn: Connection, player_id: str) -> dict[str, Any]:
     if row is None:
         raise _not_found(player_id)
     pg = player_games.c
-    zero = (0, 0, 0, 0, None, None)
+    zero = (0, 0, 0, 0, None, None, 0)
     totals = conn.execute(
         select(func.count(), func.sum(pg.points), func.sum(pg.flies), func.sum(pg.too_fast),
-               func.avg(pg.reaction_ms), func.min(pg.place))
+               func.avg(pg.reaction_ms), func.min(pg.place),
+               func.count().filter(pg.place == 1))
         .where(pg.player_id == player_id)
     ).first()  # fmt: skip
-    wins = conn.execute(select(func.count()).where(pg.player_id == player_id, pg.place == 1))
     rating = Rating(row["mu"], row["sigma"])
     t = totals if totals is not None else zero
     mean = t[4]
@@ -236,10 +237,15 @@ def profile(conn: Connection, player_id: str) -> dict[str, Any]:
         "provisional": rating.provisional,
         "rank": rank(conn, rating, bool(row["bot"])) if row["rated"] else None,
         "bot": bool(row["bot"]), "owner": row["owner"],
-        "games": row["games"], "rated_games": row["rated"], "wins": int(wins.scalar() or 0),
+        "games": row["games"], "rated_games": row["rated"], "wins": int(t[6] or 0),
         "points": int(t[1] or 0), "flies": int(t[2] or 0), "too_fast": int(t[3] or 0),
         "reaction_ms": round(float(mean)) if mean is not None else None,
     }  # fmt: skip
+
+
+#: What the leaderboard orders by, ``mu - 3 sigma`` (:func:`flyswat.players.ratings.ordinal`),
+#: written as the board's index is (migration 0009), so that the database reads it there.
+ORDINAL = literal_column("(mu - 3 * sigma)", Float)
 
 
 def rank(conn: Connection, rating: Rating, bot: bool = False) -> int:
@@ -249,7 +255,7 @@ def rank(conn: Connection, rating: Rating, bot: bool = False) -> int:
         select(func.count()).where(
             players.c.rated > 0,
             players.c.bot == bot,
-            players.c.mu - 3 * players.c.sigma > rating.ordinal + 1e-9,
+            rating.ordinal + 1e-9 < ORDINAL,
         )
     )
     return int(better.scalar() or 0) + 1
@@ -322,7 +328,7 @@ def leaderboard(
     total = int(conn.execute(select(func.count()).where(*pool)).scalar() or 0)
     rows = conn.execute(
         select(c.id, c.name, c.mu, c.sigma, c.games, c.rated).where(*pool)
-        .order_by((c.mu - 3 * c.sigma).desc(), c.id).limit(limit).offset(offset)
+        .order_by(ORDINAL.desc(), c.id).limit(limit).offset(offset)
     )  # fmt: skip
     board = [{"rank": offset + i + 1, "id": r[0], "name": r[1], "rating": Rating(r[2], r[3]).shown,
               "conservative": round(ordinal(r[2], r[3]) * 40), "games": r[4], "rated_games": r[5],
