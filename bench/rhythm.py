@@ -593,7 +593,7 @@ def details(fig: dict[str, Any]) -> list[str]:
     read_line = [] if not reads else [
         f"  reads beside it ({fig['seeded_games']:,} games stored): {reads['rate']:g}/s asked, "
         f"{reads['answered_per_s']:.0f}/s answered, {reads['errors']} errors, {reads['late']} "
-        "not sent (64 in flight); p50/p99 ms: "
+        "not sent (every connection busy); p50/p99 ms: "
         + ", ".join(f"{k} {v['p50']:.0f}/{v['p99']:.0f}" for k, v in reads["ms"].items())
     ]  # fmt: skip
     lines = [

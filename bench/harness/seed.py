@@ -35,6 +35,8 @@ from flyswat.sim import driver
 #: Players per game in the store (a player has ``4 / PLAYERS_PER_GAME`` × games games).
 PLAYERS_PER_GAME = 0.2
 CHUNK = 5_000
+#: The reader's kept-alive connections: at most this many reads in flight.
+READ_CONNECTIONS = 64
 
 
 def one_record(seed: str = "seed") -> dict[str, Any]:
@@ -107,58 +109,75 @@ def seed_games(url: str, games: int, seed: int = 1) -> list[str]:
     return ids
 
 
+async def _get(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str,
+               path: str) -> int:  # fmt: skip
+    """One GET on a kept-alive connection: its status (the body read and dropped)."""
+    writer.write(f"GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+    head = await reader.readuntil(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1])
+    length = 0
+    for line in head.lower().split(b"\r\n"):
+        if line.startswith(b"content-length:"):
+            length = int(line.split(b":", 1)[1])
+    await reader.readexactly(length)
+    return status
+
+
 def reader_main(url: str, rate: float, ids: list[str], ready: Event, go: Event, stop: Event,
                 reports: Any) -> None:  # fmt: skip
-    """Read players' pages from ``url`` at ``rate`` a second from ``go`` until ``stop``; put
+    """Read players' pages from ``url`` at ``rate`` a second from ``go`` until ``stop``,
+    over :data:`READ_CONNECTIONS` kept-alive connections (HTTP/1.1 written by hand: a
+    client library would cost the machine more than the reads cost the server); put
     ``{"ms": {kind: [...]}, "errors": n, "late": n, "seconds": s}`` on ``reports``."""
-    import httpx
+    host, port = url.removeprefix("http://").rsplit(":", 1)
 
     async def run() -> dict[str, Any]:
         rng = random.Random(7)
         ms: dict[str, list[float]] = {"leaderboard": [], "profile": [], "games": []}
-        errors = 0
-        late = 0  # reads not sent on time: more than 64 in flight
-        in_flight: set[asyncio.Task[None]] = set()
-        limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
-        async with httpx.AsyncClient(base_url=url, limits=limits, timeout=10) as client:
+        errors = late = 0  # late: reads not sent on time, every connection busy
+        idle: asyncio.Queue[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = asyncio.Queue()
+        for _ in range(READ_CONNECTIONS):
+            idle.put_nowait(await asyncio.open_connection(host, int(port)))
 
-            async def one(kind: str, path: str) -> None:
-                nonlocal errors
-                t = time.perf_counter()
-                try:
-                    r = await client.get(path)
-                    if r.status_code != 200:
-                        errors += 1
-                        return
-                except httpx.HTTPError:
+        async def one(kind: str, path: str) -> None:
+            nonlocal errors
+            conn = idle.get_nowait()
+            t = time.perf_counter()
+            try:
+                status = await _get(*conn, host, path)
+            except (OSError, asyncio.IncompleteReadError, ValueError):
+                errors += 1
+                conn = await asyncio.open_connection(host, int(port))
+            else:
+                if status == 200:
+                    ms[kind].append((time.perf_counter() - t) * 1000)
+                else:
                     errors += 1
-                    return
-                ms[kind].append((time.perf_counter() - t) * 1000)
+            idle.put_nowait(conn)
 
-            ready.set()
-            while not go.is_set():
-                await asyncio.sleep(0.05)
-            start, n = time.perf_counter(), 0
-            while not stop.is_set():
-                due = start + n / rate
-                await asyncio.sleep(max(0.0, due - time.perf_counter()))
-                n += 1
-                if len(in_flight) >= 64:
-                    late += 1
-                    continue
-                pick = n % 3
-                pid = rng.choice(ids)
-                kind, path = [
-                    ("leaderboard", f"/api/leaderboard?offset={rng.randrange(0, 500)}"),
-                    ("profile", f"/api/players/{pid}"),
-                    ("games", f"/api/players/{pid}/games"),
-                ][pick]  # fmt: skip
-                task = asyncio.create_task(one(kind, path))
-                in_flight.add(task)
-                task.add_done_callback(in_flight.discard)
-            await asyncio.gather(*in_flight, return_exceptions=True)
-        return {"ms": ms, "errors": errors, "late": late, "sent": n,
-                "seconds": time.perf_counter() - start}  # fmt: skip
+        ready.set()
+        while not go.is_set():
+            await asyncio.sleep(0.05)
+        tasks: set[asyncio.Task[None]] = set()
+        start, n = time.perf_counter(), 0
+        while not stop.is_set():
+            await asyncio.sleep(max(0.0, start + n / rate - time.perf_counter()))
+            n += 1
+            if idle.empty():
+                late += 1
+                continue
+            pid = rng.choice(ids)
+            kind, path = [
+                ("leaderboard", f"/api/leaderboard?offset={rng.randrange(0, 500)}"),
+                ("profile", f"/api/players/{pid}"),
+                ("games", f"/api/players/{pid}/games"),
+            ][n % 3]  # fmt: skip
+            task = asyncio.create_task(one(kind, path))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+        seconds = time.perf_counter() - start
+        await asyncio.gather(*tasks, return_exceptions=True)
+        return {"ms": ms, "errors": errors, "late": late, "sent": n, "seconds": seconds}
 
     try:
         reports.put(asyncio.run(run()))
