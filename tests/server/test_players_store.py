@@ -79,3 +79,37 @@ def test_a_finished_game_is_kept_with_its_ratings_in_one_transaction(url: str) -
                 ps.authenticate(conn, "anaAAAAAAA", "s-ana")
     finally:
         store.close()
+
+
+def test_a_leaderboard_page_and_a_rank_read_the_boards_index(url: str) -> None:
+    """On PostgreSQL (a site's store) neither sorts nor counts through every rated player: the
+    order ``mu - 3 sigma`` is an index (migration 0009), written the same in the queries
+    (``ps.ORDINAL``). SQLite's planner, without statistics, sorts a page's few rows."""
+    import sqlalchemy as sa
+
+    store = Store(url)
+    try:
+        with store.engine.begin() as conn:
+            conn.execute(sa.insert(ps.players), [
+                {"id": f"p{i:04d}", "name": f"P{i}", "name_key": f"p{i}", "secret_hash": "0" * 64,
+                 "created_at": "2026-12-03T00:00:00Z", "mu": 20 + i % 17, "sigma": 1 + i % 5,
+                 "games": 3, "rated": 3, "bot": False}
+                for i in range(2000)
+            ])  # fmt: skip
+            if conn.dialect.name == "postgresql":
+                conn.execute(sa.text("ANALYZE flyswat_players"))
+        c, bots = ps.players.c, False  # as the queries write the pool
+        page = (sa.select(c.id).where(c.rated > 0, c.bot == bots)
+                .order_by(ps.ORDINAL.desc(), c.id).limit(20))  # fmt: skip
+        rank = sa.select(sa.func.count()).where(c.rated > 0, c.bot == bots, ps.ORDINAL > 30.0)
+        with store.engine.connect() as conn:
+            for query in (page, rank) if conn.dialect.name == "postgresql" else ():
+                sql = str(query.compile(store.engine, compile_kwargs={"literal_binds": True}))
+                plan = " ".join(str(row) for row in conn.execute(sa.text("EXPLAIN " + sql)))
+                assert "ix_flyswat_players_board" in plan, plan
+            board, total = ps.leaderboard(conn, 5, 0)
+        assert total == 2000
+        ordinals = [b["conservative"] for b in board]
+        assert ordinals == sorted(ordinals, reverse=True)
+    finally:
+        store.close()

@@ -146,6 +146,9 @@ class Node:
         self.cluster = cluster
         self._orphaned: dict[str, float] = {}  # when each unowned table was first seen
         self._published: dict[str, bytes | None] = {}  # the lobby entries last published
+        #: The entry objects last published: a live game's, made again only when it changed
+        #: (``_entries``), is the same object until then — no JSON made to compare it.
+        self._sent: dict[str, dict[str, Any]] = {}
         #: A live game's entry as last made, by its :meth:`~flyswat.table.core.Table.
         #: listing_key`: made again only when the key changes.
         self._entries: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {}
@@ -233,6 +236,7 @@ class Node:
         for code in codes:
             table = self.directory.drop(code)
             self._published.pop(code, None)  # its entry is the new owner's to change now
+            self._sent.pop(code, None)
             self._entries.pop(code, None)
             if table is None:
                 continue
@@ -356,7 +360,7 @@ class Node:
                 if self._published.get(code) is not None:
                     changes[code] = None
                 continue
-            if self._published.get(code) != orjson.dumps(info):
+            if self._sent.get(code) is not info and self._published.get(code) != orjson.dumps(info):
                 changes[code] = info
         for code, was in self._published.items():
             if code not in tables and was is not None:
@@ -370,8 +374,10 @@ class Node:
         for code, info in changes.items():
             if info is None:
                 self._published.pop(code, None)
+                self._sent.pop(code, None)
             else:
                 self._published[code] = orjson.dumps(info)
+                self._sent[code] = info
 
     def lobby(self, listing: list[Any]) -> list[tuple[float, dict[str, Any]]]:
         """The lobby's list, newest first, as ``(listed at, TableInfo's fields)``: this

@@ -305,13 +305,14 @@ def games_page(
 ) -> tuple[list[dict[str, Any]], int | None]:
     """One page of the player's games, newest first, from below the cursor ``before``; and
     the cursor of the next page (None at the end). Raises ``no_player``."""
-    if conn.execute(select(players.c.id).where(players.c.id == player_id)).first() is None:
-        raise _not_found(player_id)
     pg = player_games.c
     query = select(player_games).where(pg.player_id == player_id)
     if before is not None:
         query = query.where(pg.id < before)
     rows = list(conn.execute(query.order_by(pg.id.desc()).limit(limit + 1)).mappings())
+    known = select(players.c.id).where(players.c.id == player_id)
+    if not rows and conn.execute(known).first() is None:  # a player with games is known
+        raise _not_found(player_id)
     more = len(rows) > limit
     rows = rows[:limit]
     private = private_codes(conn, [r["code"] for r in rows])

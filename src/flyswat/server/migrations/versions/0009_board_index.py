@@ -1,4 +1,4 @@
-"""The leaderboard's order as an index: rated players by pool, ``mu - 3 sigma`` first.
+"""The leaderboard's order as an index: players by pool, ``mu - 3 sigma`` first.
 
 A leaderboard page and a profile's rank read it instead of sorting (or counting through)
 every rated player.
@@ -26,9 +26,7 @@ def upgrade() -> None:
         "ix_flyswat_players_board",
         "flyswat_players",
         [sa.text("bot"), sa.text(f"{ORDINAL} DESC"), sa.text("id")],
-        postgresql_where=sa.text("rated > 0"),
-        sqlite_where=sa.text("rated > 0"),
-    )
+    )  # not partial (rated > 0): PostgreSQL keeps statistics of a whole index's expression
 
 
 def downgrade() -> None:
