@@ -307,8 +307,11 @@ def _between_games(games: Sequence[GameHands]) -> tuple[float, int]:
     return (between / (k - 1)) / max(within / (n - k), 1e-9), k
 
 
-def _net_of_choice(games: Sequence[GameHands],
-                   fit: tuple[float, float, int] | None = None) -> list[float]:  # fmt: skip
+#: A :func:`choice_slope`: the slope, its standard error, the first hands in it.
+Fit = tuple[float, float, int]
+
+
+def _net_of_choice(games: Sequence[GameHands], fit: Fit | None = None) -> list[float]:
     """The player's first hands, each less their :func:`choice_slope` (``fit``, when already
     had) times its round's bits above :data:`flyswat.bots.TYPICAL_BITS` (as it is, when its
     round's bits are unknown); empty when the slope cannot be had."""
@@ -319,7 +322,7 @@ def _net_of_choice(games: Sequence[GameHands],
             for g in games for h in g.hands if h.first]  # fmt: skip
 
 
-def choice_slope(games: Sequence[GameHands]) -> tuple[float, float, int]:
+def choice_slope(games: Sequence[GameHands]) -> Fit:
     """How much slower the player's first hands are per bit of a round's choice (ms per bit:
     the Hick–Hyman slope, :func:`flyswat.bots.choice_bits`), its standard error, and the
     number of first hands in it; one slope for all games, times and bits both taken about
@@ -391,8 +394,7 @@ def _ex_gauss_score(residuals: Sequence[float]) -> Callable[[float], tuple[float
 _SQRT2, _PHI = math.sqrt(2.0), 1 / math.sqrt(2 * math.pi)
 
 
-def serial_correlation(games: Sequence[GameHands],
-                       fit: tuple[float, float, int] | None = None) -> tuple[float, float, int]:  # fmt: skip
+def serial_correlation(games: Sequence[GameHands], fit: Fit | None = None) -> Fit:
     """How much one first hand of the player's says of their next in the same game: the
     lag-1 autocorrelation of their first hands in round order, each less their
     :func:`choice_slope` times its round's bits (as :func:`_net_of_choice`) and taken about
@@ -424,7 +426,7 @@ def serial_correlation(games: Sequence[GameHands],
 
 
 def _uncanny(games: Sequence[GameHands], times: Sequence[float], median: float, sd: float,
-             fit: tuple[float, float, int] | None = None) -> tuple[float, str] | None:  # fmt: skip
+             fit: Fit | None = None) -> tuple[float, str] | None:  # fmt: skip
     """The joint evidence of a player at a top player's pace (a median under
     :data:`JOINT_MS`): surer, steadier from game to game, quicker and less slowed by a hard
     choice than people are, each as a standard score against people's bound (positive:
