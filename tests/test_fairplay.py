@@ -241,6 +241,33 @@ def test_the_choice_slope_is_a_persons_hick_hyman_slope_whatever_their_days() ->
     assert fairplay.choice_slope(games_of([500.0] * 30)) == (0.0, math.inf, 0)  # no choices
 
 
+def least_squares_slope(games: list[GameHands]) -> tuple[float, float]:
+    """The least-squares slope of first hands on bits, each game about its own means, and
+    its textbook standard error: what ``choice_slope`` starts from."""
+    pts = []
+    for g in games:
+        xy = [(h.bits, h.ms) for h in g.hands if h.first and h.bits is not None]
+        mx, my = statistics.fmean(x for x, _ in xy), statistics.fmean(y for _, y in xy)
+        pts += [(x - mx, y - my) for x, y in xy]
+    sxx = sum(x * x for x, _ in pts)
+    b = sum(x * y for x, y in pts) / sxx
+    rss = sum((y - b * x) ** 2 for x, y in pts)
+    return b, math.sqrt(rss / (len(pts) - len(games) - 1) / sxx)
+
+
+@pytest.mark.parametrize("seed", [41, 42, 43])
+def test_the_choice_slope_heeds_the_slow_tail_less_than_least_squares(seed: int) -> None:
+    # A long tail under a narrow spread (a noisy script's σ 40, τ 160): least squares' error
+    # is the whole spread's, √(σ² + τ²) ≈ 165 ms; the ex-Gaussian's score weighs the sharp
+    # rise more than the tail, an error nearer σ's. Both find the true slope.
+    tailed = like(NOISY, sigma_ms=40, tau_ms=160, choice_ms=30)
+    games = played(tailed, 100, seed=seed, bad_days=0.0)
+    slope, se, _ = fairplay.choice_slope(games)
+    ols, ols_se = least_squares_slope(games)
+    assert se < 0.8 * ols_se, (se, ols_se)  # about 0.72 here: σ is fitted, each game centred
+    assert abs(slope - 30) < 3 * se and abs(ols - 30) < 3 * ols_se, (slope, se, ols, ols_se)
+
+
 def test_a_top_players_pace_indifferent_to_the_choice_is_what_tips_the_joint_evidence() -> None:
     # As sure and as steady as the best people (a mistake in 100 first hands, no bad day, as
     # some people have over 20 games): the same play with people's slope over a harder

@@ -44,7 +44,7 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,9 +81,9 @@ WINDOW = 100
 #: for a pace that never changes, above it with a bad day among the games); and the combined
 #: standard score that flags (the smallest multiple of 0.25 above the highest of 3,000
 #: modelled people's, ``bench/fairplay.py`` seeds 2, 5 and 6, their pace drifting within
-#: games and all five legs weighed: 1.63).
+#: games, all five legs weighed and the choice slope by the ex-Gaussian's score: 1.49).
 JOINT_MS, MIN_JOINT, MIN_JOINT_GAMES = 600.0, 60, 5
-ERROR_FLOOR, DRIFT_FLOOR, JOINT_Z = 0.02, 1.5, 1.75
+ERROR_FLOOR, DRIFT_FLOOR, JOINT_Z = 0.02, 1.5, 1.5
 #: ``uncanny``'s fourth leg: the least people's first hands slow per bit of a round's choice
 #: (ms per bit, :func:`choice_slope`): the Hick–Hyman slope of the most practised person
 #: modelled (``bench/fairplay.py``: ``hard``'s 40 at half), far under the laboratory's
@@ -255,10 +255,11 @@ def assess(games: Sequence[GameHands]) -> Verdict:
         evidence["fast"] = SPEED_FLOOR_MS / max(upper, 1.0)
         words["fast"] = (f"median first hand {median:.0f} ms over {n} rounds (people: slower "
                          f"than {SPEED_FLOOR_MS:.0f} ms to choose a fly and point)")  # fmt: skip
+    fit = choice_slope(games) if n >= min(MIN_TAIL, MIN_JOINT) else None
     if n >= MIN_TAIL:
         # The tail of their times once each round's choice is taken out (their own slope):
         # quick easy rounds are a left tail of a person's times, not a missing right one.
-        net = _net_of_choice(games) or times
+        net = _net_of_choice(games, fit) or times
         skew = _skewness(net, statistics.fmean(net), statistics.pstdev(net))
         # The sample skewness's standard error: √(6/n) for a Gaussian sample, more with a
         # real tail (a few slow hands move it): the sample's own, by the jackknife.
@@ -272,7 +273,7 @@ def assess(games: Sequence[GameHands]) -> Verdict:
         evidence["flawless"] = (FLAWLESS_MS / max(median, 1.0)) * min(1.0, rounds / FLAWLESS_ROUNDS)
         words["flawless"] = (f"no wrong fly and no round missed in {rounds} rounds, at a median "
                              f"of {median:.0f} ms")  # fmt: skip
-    joint = _uncanny(games, times, median, sd)
+    joint = _uncanny(games, times, median, sd, fit)
     if joint is not None:
         evidence["uncanny"], words["uncanny"] = joint
     claims = sum(g.too_fast for g in games)
@@ -306,51 +307,103 @@ def _between_games(games: Sequence[GameHands]) -> tuple[float, int]:
     return (between / (k - 1)) / max(within / (n - k), 1e-9), k
 
 
-def _net_of_choice(games: Sequence[GameHands]) -> list[float]:
-    """The player's first hands, each less their :func:`choice_slope` times its round's bits
-    above :data:`flyswat.bots.TYPICAL_BITS` (as it is, when its round's bits are unknown);
-    empty when the slope cannot be had."""
-    slope, se, _ = choice_slope(games)
+#: A :func:`choice_slope`: the slope, its standard error, the first hands in it.
+Fit = tuple[float, float, int]
+
+
+def _net_of_choice(games: Sequence[GameHands], fit: Fit | None = None) -> list[float]:
+    """The player's first hands, each less their :func:`choice_slope` (``fit``, when already
+    had) times its round's bits above :data:`flyswat.bots.TYPICAL_BITS` (as it is, when its
+    round's bits are unknown); empty when the slope cannot be had."""
+    slope, se, _ = fit or choice_slope(games)
     if not math.isfinite(se):
         return []
     return [h.ms - (0.0 if h.bits is None else slope * (h.bits - TYPICAL_BITS))
             for g in games for h in g.hands if h.first]  # fmt: skip
 
 
-def choice_slope(games: Sequence[GameHands]) -> tuple[float, float, int]:
+def choice_slope(games: Sequence[GameHands]) -> Fit:
     """How much slower the player's first hands are per bit of a round's choice (ms per bit:
     the Hick–Hyman slope, :func:`flyswat.bots.choice_bits`), its standard error, and the
-    number of first hands in it: a least-squares line through each game's first hands, times
-    and bits both taken about the game's own means (so a slow day moves no slope), one slope
-    for all games. A slope of 0 and an infinite error when the bits do not vary."""
-    sxy = sxx = syy = 0.0
-    n = k = 0
+    number of first hands in it; one slope for all games, times and bits both taken about
+    each game's own means (so a slow day moves no slope).
+
+    Reaction times are ex-Gaussian: a least-squares line heeds a hand in the slow tail as
+    much as any, and its error is the whole spread's, √(σ² + τ²). The likelihood's own
+    weighting heeds the tail less and the sharp rise before the mode more, an error nearer
+    σ's: so the least-squares line is taken one Newton step along the ex-Gaussian's score
+    (:func:`_ex_gauss_score`, its σ and τ fitted to the line's residuals by their moments;
+    one step from a consistent start is as efficient as the maximum), and its error is the
+    sandwich's (right whatever the true shape of the times: any score, taken about each
+    game's mean, is unbiased for times independent of the round's choice). A slope of 0 and
+    an infinite error when the bits do not vary or the times not at all."""
+    centred: list[tuple[float, float]] = []  # (bits, ms), each about its game's means
+    k = 0
     for g in games:
         pts = [(h.bits, h.ms) for h in g.hands if h.first and h.bits is not None]
         if len(pts) < 2:
             continue
         mx = statistics.fmean(x for x, _ in pts)
         my = statistics.fmean(y for _, y in pts)
-        sxy += sum((x - mx) * (y - my) for x, y in pts)
-        sxx += sum((x - mx) ** 2 for x, _ in pts)
-        syy += sum((y - my) ** 2 for _, y in pts)
-        n, k = n + len(pts), k + 1
+        centred += [(x - mx, y - my) for x, y in pts]
+        k += 1
+    n = len(centred)
+    sxx = sum(x * x for x, _ in centred)
     if sxx <= 0 or n - k - 1 <= 0:
         return 0.0, math.inf, n
-    slope = sxy / sxx
-    residual = max(syy - slope * sxy, 0.0) / (n - k - 1)
-    return slope, math.sqrt(residual / sxx), n
+    slope = sum(x * y for x, y in centred) / sxx
+    score = _ex_gauss_score([y - slope * x for x, y in centred])
+    if score is None:
+        return slope, math.inf, n
+    num = den = 0.0
+    for x, y in centred:
+        psi, dpsi = score(y - slope * x)
+        num, den = num + psi * x, den + dpsi * x * x
+    slope += num / den
+    meat = den = 0.0
+    for x, y in centred:
+        psi, dpsi = score(y - slope * x)
+        meat, den = meat + (psi * x) ** 2, den + dpsi * x * x
+    return slope, math.sqrt(meat * n / (n - k - 1)) / den, n
 
 
-def serial_correlation(games: Sequence[GameHands]) -> tuple[float, float, int]:
+def _ex_gauss_score(residuals: Sequence[float]) -> Callable[[float], tuple[float, float]] | None:
+    """The location score of the ex-Gaussian fitted to ``residuals`` by its moments (τ from
+    the skewness, 2τ³/s³, kept within 0.05–1.8; σ² the variance left), as a function of a
+    residual: ψ = −d log f / dx and its derivative ψ′. None when the residuals do not vary.
+    With z = (x − μ)/σ − σ/τ and m = φ(z)/Φ(z): ψ = 1/τ − m/σ, ψ′ = m(z + m)/σ²."""
+    mean = statistics.fmean(residuals)
+    var = statistics.pvariance(residuals, mean)
+    if var <= 0:
+        return None
+    s = math.sqrt(var)
+    skew = sum((r - mean) ** 3 for r in residuals) / len(residuals) / s**3
+    tau = s * (min(max(skew, 0.05), 1.8) / 2) ** (1 / 3)
+    sigma = math.sqrt(max(var - tau * tau, (0.1 * s) ** 2))
+    mu = mean - tau
+
+    def score(x: float) -> tuple[float, float]:
+        z = (x - mu) / sigma - sigma / tau
+        # Φ(z) by erfc, and the Mills ratio's asymptote where Φ underflows.
+        m = -z - 1 / z if z < -30 else _PHI * math.exp(-z * z / 2) / (0.5 * math.erfc(-z / _SQRT2))
+        return 1 / tau - m / sigma, m * (z + m) / sigma**2
+
+    return score
+
+
+_SQRT2, _PHI = math.sqrt(2.0), 1 / math.sqrt(2 * math.pi)
+
+
+def serial_correlation(games: Sequence[GameHands], fit: Fit | None = None) -> Fit:
     """How much one first hand of the player's says of their next in the same game: the
     lag-1 autocorrelation of their first hands in round order, each less their
     :func:`choice_slope` times its round's bits (as :func:`_net_of_choice`) and taken about
     its game's mean (so a slow day is no dependence), pooled over games; less the bias of
     that estimator for independent times (each game's mean taken out pulls it down by about
     1 / its hands), so 0 is expected of a script's fresh noise. Its standard error for
-    independent times (1 / √pairs, Bartlett), and the number of consecutive pairs in it."""
-    slope, se, _ = choice_slope(games)
+    independent times (1 / √pairs, Bartlett), and the number of consecutive pairs in it.
+    ``fit``: the player's :func:`choice_slope`, when already had."""
+    slope, se, _ = fit or choice_slope(games)
     if not math.isfinite(se):
         slope = 0.0
     num = den = bias = 0.0
@@ -372,8 +425,8 @@ def serial_correlation(games: Sequence[GameHands]) -> tuple[float, float, int]:
     return num / den + bias / pairs, 1 / math.sqrt(pairs), pairs
 
 
-def _uncanny(games: Sequence[GameHands], times: Sequence[float], median: float,
-             sd: float) -> tuple[float, str] | None:  # fmt: skip
+def _uncanny(games: Sequence[GameHands], times: Sequence[float], median: float, sd: float,
+             fit: Fit | None = None) -> tuple[float, str] | None:  # fmt: skip
     """The joint evidence of a player at a top player's pace (a median under
     :data:`JOINT_MS`): surer, steadier from game to game, quicker and less slowed by a hard
     choice than people are, each as a standard score against people's bound (positive:
@@ -396,12 +449,13 @@ def _uncanny(games: Sequence[GameHands], times: Sequence[float], median: float,
     z_quick = max(0.0, (SPEED_FLOOR_MS - median) / (1.25 * sd / math.sqrt(n)))
     scores = [z_sure, z_steady, z_quick]
     # Less slowed by a hard choice: the slope's shortfall from people's least, in its errors.
-    slope, se, m = choice_slope(games)
+    fit = fit or choice_slope(games)
+    slope, se, m = fit
     has_slope = m >= MIN_JOINT and math.isfinite(se)
     if has_slope:
         scores.append((SLOPE_FLOOR - slope) / se)
     # Less serially dependent: the autocorrelation's shortfall from people's least.
-    rho, rho_se, pairs = serial_correlation(games)
+    rho, rho_se, pairs = serial_correlation(games, fit)
     has_serial = pairs >= MIN_JOINT
     if has_serial:
         scores.append((RHO_FLOOR - rho) / rho_se)
