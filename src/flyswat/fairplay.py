@@ -160,7 +160,7 @@ def round_bits(record: Mapping[str, Any]) -> dict[int, float]:
 
 def from_record(record: Mapping[str, Any], seat: int, too_fast: int = 0,
                 bits: Mapping[int, float] | None = None) -> GameHands:  # fmt: skip
-    """The hands of ``seat`` in a game record (``shared/RECORD.md``): every accepted slap
+    """The hands of ``seat`` in a game record (``docs/RECORD.md``): every accepted slap
     with its ``ms``, in arrival order, and its round's choice (``bits``, by turn index: the
     record's :func:`round_bits` when not given); rounds whose allowed colours were not empty
     (R15)."""
