@@ -151,7 +151,7 @@ def stalls_in(text: str) -> tuple[list[float], Counter[str]]:
         if caught is None:
             continue
         if caught.group(1):
-            causes["the loop in C (idle: no core)"] += 1
+            causes["the loop in C (no core, sockets or the GIL)"] += 1
             continue
         frames = _FRAME.findall(block)
         causes[f"{frames[-1][1]} ({frames[-1][0]})" if frames else "outside flyswat"] += 1

@@ -55,8 +55,9 @@ IDLE = frozenset({"run_until_complete", "run_forever", "select", "_run_once"})
 
 
 def _idle(frame: FrameType) -> bool:
-    """The loop's thread is in the loop's own C code: waiting for events (or, rarely,
-    reading them), not in a Python callback. uvloop's whole loop is C under asyncio's
+    """The loop's thread is in the loop's own C code, not in a Python callback: waiting for
+    events, reading or writing sockets, or waiting to take the interpreter back from another
+    thread (the store's writer, the players' SQL). uvloop's whole loop is C under asyncio's
     ``Runner.run``; asyncio's own waits in ``select``."""
     code = frame.f_code
     runner = code.co_filename.endswith(("asyncio/runners.py", "uvloop/__init__.py"))
@@ -81,7 +82,8 @@ def watch_stalls(beat: list[float], main: int, tell_s: float, stop: threading.Ev
         if _idle(frame):  # waiting for events: the process had no core
             stall_log.warning("the event loop is %.0f ms late, idle: the process "
                               "was not given a core (a busy machine), or its loop was in C "
-                              "(reading or writing sockets)", late_ms)  # fmt: skip
+                              "(reading or writing sockets, or waiting for the interpreter "
+                              "another thread holds)", late_ms)  # fmt: skip
             continue
         stack = "".join(traceback.format_stack(frame, limit=12))
         stall_log.warning("the event loop is %.0f ms late; it is in:\n%s",
