@@ -16,27 +16,35 @@ import pytest
 from flyswat.server.metrics import Metrics, watch_stalls
 
 
+def watch_until_told(caplog: pytest.LogCaptureFixture, loop: threading.Thread,
+                     settle_s: float = 0.0) -> None:  # fmt: skip
+    """Watch ``loop``'s thread, whose beat was due when the watch began and never comes, until
+    the watch tells of it (and ``settle_s`` more), then stop the watch."""
+    assert loop.ident is not None
+    stop = threading.Event()
+    with caplog.at_level(logging.WARNING, logger="flyswat.stall"):
+        watch = threading.Thread(target=watch_stalls,
+                                 args=([time.perf_counter()], loop.ident, 0.05, stop))  # fmt: skip
+        watch.start()
+        deadline = time.monotonic() + 5
+        while not caplog.records and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(settle_s)
+        stop.set()
+        watch.join()
+
+
 def stuck_in_a_long_query(release: threading.Event) -> None:
     release.wait(5)
 
 
 def test_a_stalled_loop_is_logged_with_where_it_is_stuck(caplog: pytest.LogCaptureFixture) -> None:
-    release, stop = threading.Event(), threading.Event()
+    release = threading.Event()
     stuck = threading.Thread(target=stuck_in_a_long_query, args=(release,))
     stuck.start()
-    beat = [time.perf_counter()]  # and never again: the "loop" is stuck
-    assert stuck.ident is not None
-    with caplog.at_level(logging.WARNING, logger="flyswat.stall"):
-        watch = threading.Thread(target=watch_stalls, args=(beat, stuck.ident, 0.05, stop))
-        watch.start()
-        deadline = time.monotonic() + 5
-        while not caplog.records and time.monotonic() < deadline:
-            time.sleep(0.01)
-        time.sleep(0.1)  # more looks at the same stall tell nothing more
-        stop.set()
-        release.set()
-        watch.join()
-        stuck.join()
+    watch_until_told(caplog, stuck, settle_s=0.1)  # more looks at the same stall tell nothing
+    release.set()
+    stuck.join()
     assert len(caplog.records) == 1
     assert "stuck_in_a_long_query" in caplog.records[0].getMessage()
 
@@ -48,22 +56,12 @@ def run_forever(wake: int) -> None:  # named as the loop's own wait
 def test_a_loop_waiting_for_events_is_told_as_a_process_without_a_core(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    stop = threading.Event()
     wake, woken = os.pipe()
     idle = threading.Thread(target=run_forever, args=(wake,))
     idle.start()
-    assert idle.ident is not None
-    with caplog.at_level(logging.WARNING, logger="flyswat.stall"):
-        watch = threading.Thread(target=watch_stalls, args=([time.perf_counter()], idle.ident,
-                                                            0.05, stop))  # fmt: skip
-        watch.start()
-        deadline = time.monotonic() + 5
-        while not caplog.records and time.monotonic() < deadline:
-            time.sleep(0.01)
-        stop.set()
-        os.write(woken, b"x")
-        watch.join()
-        idle.join()
+    watch_until_told(caplog, idle)
+    os.write(woken, b"x")
+    idle.join()
     os.close(wake)
     os.close(woken)
     assert "not given a core" in caplog.records[0].getMessage()
@@ -94,7 +92,7 @@ def test_uvloops_wait_is_told_as_idle_not_as_the_servers_code(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     uvloop = pytest.importorskip("uvloop")
-    stop, release = threading.Event(), threading.Event()
+    release = threading.Event()
 
     def serve() -> None:  # the server's frame above the loop, as transport.serve
         async def wait() -> None:
@@ -106,16 +104,7 @@ def test_uvloops_wait_is_told_as_idle_not_as_the_servers_code(
 
     loop = threading.Thread(target=serve)
     loop.start()
-    assert loop.ident is not None
-    with caplog.at_level(logging.WARNING, logger="flyswat.stall"):
-        watch = threading.Thread(target=watch_stalls, args=([time.perf_counter()], loop.ident,
-                                                            0.05, stop))  # fmt: skip
-        watch.start()
-        deadline = time.monotonic() + 5
-        while not caplog.records and time.monotonic() < deadline:
-            time.sleep(0.01)
-        stop.set()
-        release.set()
-        watch.join()
-        loop.join()
+    watch_until_told(caplog, loop)
+    release.set()
+    loop.join()
     assert "not given a core" in caplog.records[0].getMessage()

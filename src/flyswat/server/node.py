@@ -27,7 +27,6 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
-import orjson
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -145,10 +144,9 @@ class Node:
         self.executor = directory.executor
         self.cluster = cluster
         self._orphaned: dict[str, float] = {}  # when each unowned table was first seen
-        self._published: dict[str, bytes | None] = {}  # the lobby entries last published
-        #: The entry objects last published: a live game's, made again only when it changed
-        #: (``_entries``), is the same object until then — no JSON made to compare it.
-        self._sent: dict[str, dict[str, Any]] = {}
+        #: The lobby entries last published. A live game's, made again only when it changed
+        #: (``_entries``), is the same object until then: found unchanged without a compare.
+        self._published: dict[str, dict[str, Any]] = {}
         #: A live game's entry as last made, by its :meth:`~flyswat.table.core.Table.
         #: listing_key`: made again only when the key changes.
         self._entries: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {}
@@ -236,7 +234,6 @@ class Node:
         for code in codes:
             table = self.directory.drop(code)
             self._published.pop(code, None)  # its entry is the new owner's to change now
-            self._sent.pop(code, None)
             self._entries.pop(code, None)
             if table is None:
                 continue
@@ -357,13 +354,14 @@ class Node:
                 info = made[1]
             else:
                 self._entries.pop(code, None)
-                if self._published.get(code) is not None:
+                if code in self._published:
                     changes[code] = None
                 continue
-            if self._sent.get(code) is not info and self._published.get(code) != orjson.dumps(info):
+            was = self._published.get(code)
+            if was is not info and was != info:
                 changes[code] = info
-        for code, was in self._published.items():
-            if code not in tables and was is not None:
+        for code in self._published:
+            if code not in tables:
                 changes[code] = None
         for code in [c for c in self._entries if c not in tables]:
             del self._entries[code]  # the table left this node
@@ -374,10 +372,8 @@ class Node:
         for code, info in changes.items():
             if info is None:
                 self._published.pop(code, None)
-                self._sent.pop(code, None)
             else:
-                self._published[code] = orjson.dumps(info)
-                self._sent[code] = info
+                self._published[code] = info
 
     def lobby(self, listing: list[Any]) -> list[tuple[float, dict[str, Any]]]:
         """The lobby's list, newest first, as ``(listed at, TableInfo's fields)``: this
