@@ -271,6 +271,9 @@ def pytest_configure(config: pytest.Config) -> None:
     workers = getattr(config.option, "numprocesses", None)
     if not workers or os.environ.get("PYTEST_XDIST_WORKER") or os.environ.get(WARMING):
         return
+    from flyswat.sim.kernel_cache import keep_fresh
+
+    keep_fresh()  # a cache compiled from other sources is no cache
     cache = KERNELS / "__pycache__"
     cold = [part for part, module in (("kernel", "kernel"), ("vector", "vector"))
             if not list(cache.glob(f"{module}.*.nbi"))]  # fmt: skip

@@ -11,7 +11,17 @@ It agrees with the reference simulator (:mod:`flyswat.sim.reference`) in distrib
 for game: see ``tests/test_fast.py`` and ``docs/BALANCE.md``.
 """
 
-from flyswat.sim.fast.batch import FastResult, game, records, simulate_fast, with_faster_hand
-from flyswat.sim.fast.summary import summary
+from flyswat.sim.kernel_cache import keep_fresh
+
+keep_fresh()  # before any kernel is loaded from numba's cache
+
+from flyswat.sim.fast.batch import (  # noqa: E402
+    FastResult,
+    game,
+    records,
+    simulate_fast,
+    with_faster_hand,
+)
+from flyswat.sim.fast.summary import summary  # noqa: E402
 
 __all__ = ["FastResult", "game", "records", "simulate_fast", "summary", "with_faster_hand"]
