@@ -126,7 +126,12 @@ def stall_args(src: Path) -> list[str]:
     return ["--stall-log-ms", f"{STALL_MS:g}"] if "--stall-log-ms" in serve_help(src) else []
 
 
-_STALLED = re.compile(r"the event loop stalled for (\d+) ms")
+_STALLED = re.compile(
+    r"the event loop stalled for (\d+) ms(?: \(of the last \d+ ms: ran (\d+), "
+    r"waited for a core (\d+), asleep (\d+)\))?"
+)
+#: What a stall's loop thread mostly did, as its end's line tells (a newer server).
+PARTS = ("ran", "waited for a core", "asleep")
 _CAUGHT = re.compile(r"the event loop (?:has not run for|is) \d+ ms(?: late)?(, idle)?")
 _FRAME = re.compile(r'File ".*?(flyswat/[\w/]+\.py)", line \d+, in (\S+)')
 
@@ -140,11 +145,19 @@ def read_from(path: Path, offset: int) -> str:
         return f.read().decode("utf-8", "replace")
 
 
-def stalls_in(text: str) -> tuple[list[float], Counter[str]]:
+def stalls_in(text: str) -> tuple[list[float], Counter[str], Counter[str]]:
     """The stalls a server's log tells of (its lines written in the window): their lengths
-    (ms), and where the loop was caught in each: the innermost frame of flyswat's own code,
-    or the loop's own C code (its wait, when the process was not given a core)."""
-    lengths = [float(m.group(1)) for m in _STALLED.finditer(text)]
+    (ms); where the loop was caught in each: the innermost frame of flyswat's own code,
+    or the loop's own C code (its wait, when the process was not given a core); and how
+    many stalls the loop's thread mostly ran through, waited for a core through, or slept
+    through (:data:`PARTS`, from the kernel's count: a newer server's lines only)."""
+    ends = list(_STALLED.finditer(text))
+    lengths = [float(m.group(1)) for m in ends]
+    mostly: Counter[str] = Counter()
+    for m in ends:
+        if m.group(2) is not None:
+            parts = [float(m.group(i)) for i in (2, 3, 4)]
+            mostly[PARTS[parts.index(max(parts))]] += 1
     causes: Counter[str] = Counter()
     for block in text.split("flyswat.stall:")[1:]:
         caught = _CAUGHT.search(block)
@@ -155,7 +168,7 @@ def stalls_in(text: str) -> tuple[list[float], Counter[str]]:
             continue
         frames = _FRAME.findall(block)
         causes[f"{frames[-1][1]} ({frames[-1][0]})" if frames else "outside flyswat"] += 1
-    return lengths, causes
+    return lengths, causes, mostly
 
 
 def busy_cores(seconds: float) -> float:
@@ -460,8 +473,9 @@ def run_step(server: Servers, tables: int, args: argparse.Namespace, prof: Path,
         if failed:
             raise RuntimeError("; ".join(f"{g['name']}: {g['error']}" for g in failed))
         out |= figures(got, cpu)
-        lengths, causes = stalls_in("".join(logs))
+        lengths, causes, mostly = stalls_in("".join(logs))
         out["stalls_ms"], out["stall_causes"] = lengths, dict(causes.most_common())
+        out["stalls_mostly"] = dict(mostly.most_common())
         out["gc_full_ms"] = [ms for t, ms in gc_pauses(gc_log, 2) if wall0 <= t <= wall1]
         out["gc_young_ms"] = [ms for t, ms in gc_pauses(gc_log, 1) if wall0 <= t <= wall1]
         out["other_cores"] = out["busy_cores"] - out["server_cpu"] - out["generator_cpu"]
@@ -614,7 +628,9 @@ def details(fig: dict[str, Any]) -> list[str]:
         f"  p99.9 of (a) {fig['last_action_ms'].get('p99.9', float('nan')):.1f} ms; the server's "
         f"event-loop stalls over {STALL_MS:g} ms in the window: {len(fig.get('stalls_ms', []))}"
         f" (longest {max(fig.get('stalls_ms', []), default=0):.0f} ms); caught in: "
-        + (", ".join(f"{k} ×{n}" for k, n in causes[:6]) or "-"),
+        + (", ".join(f"{k} ×{n}" for k, n in causes[:6]) or "-")
+        + "; the loop's thread mostly: "
+        + (", ".join(f"{k} ×{n}" for k, n in fig.get("stalls_mostly", {}).items()) or "-"),
         "  CPU in the kernel (share of each process's CPU): "
         + ", ".join(f"{k} {v:.0%}" for k, v in fig["system_share"].items())
         + "; generator CPU by process: "

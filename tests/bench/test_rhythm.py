@@ -180,10 +180,14 @@ def test_the_stalls_of_a_servers_log_are_read_with_where_the_loop_was() -> None:
         "WARNING:  flyswat.stall: the event loop stalled for 31 ms\n"
         "WARNING:  flyswat.stall: the event loop has not run for 40 ms, idle: the process was "
         "not given a core (a busy machine)\n"
-        "WARNING:  flyswat.stall: the event loop stalled for 44 ms\n"
+        "WARNING:  flyswat.stall: the event loop stalled for 44 ms (of the last 94 ms: ran 12, "
+        "waited for a core 70, asleep 12)\n"
+        "WARNING:  flyswat.stall: the event loop stalled for 60 ms (of the last 110 ms: ran 90, "
+        "waited for a core 0, asleep 20)\n"
     )
-    lengths, causes = stalls_in(log)
-    assert lengths == [31.0, 44.0]
+    lengths, causes, mostly = stalls_in(log)
+    assert lengths == [31.0, 44.0, 60.0]
     in_c = "the loop in C (no core, sockets or the GIL)"
     assert causes == {"tick (flyswat/table/turns.py)": 1, in_c: 1}
-    assert stalls_in("INFO: nothing stalled\n") == ([], {})
+    assert mostly == {"waited for a core": 1, "ran": 1}  # the first line tells no split
+    assert stalls_in("INFO: nothing stalled\n") == ([], {}, {})

@@ -9,11 +9,12 @@ import os
 import select
 import threading
 import time
+from collections.abc import Callable
 from types import SimpleNamespace
 
 import pytest
 
-from flyswat.server.metrics import Metrics, watch_stalls
+from flyswat.server.metrics import Metrics, sched_ms, watch_stalls
 
 
 def watch_until_told(caplog: pytest.LogCaptureFixture, loop: threading.Thread,
@@ -67,14 +68,25 @@ def test_a_loop_waiting_for_events_is_told_as_a_process_without_a_core(
     assert "not given a core" in caplog.records[0].getMessage()
 
 
-def test_the_loop_logs_each_stall_with_its_whole_length(caplog: pytest.LogCaptureFixture) -> None:
+def _spin(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+@pytest.mark.parametrize(("hold", "part"), [(time.sleep, "asleep"), (_spin, "ran")])
+def test_the_loop_logs_each_stall_with_its_whole_length_and_what_its_thread_did(
+    caplog: pytest.LogCaptureFixture, hold: Callable[[float], None], part: str
+) -> None:
+    """A stall's line gives its length and, from the kernel's count of the loop's thread,
+    whether it ran (a callback), waited for a core, or slept (here: a blocking call)."""
     runner = SimpleNamespace(executor=SimpleNamespace())
     metrics = Metrics(runner)  # type: ignore[arg-type]  # the executor's slot alone is used
 
     async def stall_once() -> None:
         watch = asyncio.create_task(metrics.watch_loop(every_s=0.01, tell_s=0.03))
         await asyncio.sleep(0.05)
-        time.sleep(0.12)  # the loop held: no timer runs meanwhile
+        hold(0.12)  # the loop held: no timer runs meanwhile
         await asyncio.sleep(0.05)
         watch.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -86,6 +98,15 @@ def test_the_loop_logs_each_stall_with_its_whole_length(caplog: pytest.LogCaptur
     assert len(lines) == 1
     assert 100 <= int(lines[0].split("stalled for ")[1].split(" ms")[0]) < 1000
     assert metrics.stall_max >= 0.1
+    if sched_ms(threading.get_native_id()) is None:
+        return  # not Linux: no split told
+    split = {k: int(lines[0].split(f"{k} ")[1].split(",")[0].rstrip(")"))
+             for k in ("ran", "waited for a core", "asleep")}  # fmt: skip
+    if part == "asleep":  # a blocking call: 120 ms not runnable, however busy the machine
+        assert split["asleep"] >= 100
+    else:  # a busy callback: on a core, or waiting for one on a busy machine, never asleep
+        assert split["ran"] + split["waited for a core"] >= 100
+        assert split["asleep"] <= 30
 
 
 def test_uvloops_wait_is_told_as_idle_not_as_the_servers_code(

@@ -64,6 +64,30 @@ def _idle(frame: FrameType) -> bool:
     return code.co_name in IDLE or (code.co_name == "run" and runner)
 
 
+def sched_ms(tid: int) -> tuple[float, float] | None:
+    """A thread's time on a core and its time runnable but waiting for one, in ms since it
+    started (Linux's ``schedstat``); None where the kernel does not tell."""
+    try:
+        with open(f"/proc/self/task/{tid}/schedstat", "rb") as f:
+            ran, waited, _ = f.read().split()
+    except (OSError, ValueError):
+        return None
+    return int(ran) / 1e6, int(waited) / 1e6
+
+
+def stall_split(
+    before: tuple[float, float] | None, after: tuple[float, float] | None, span_ms: float
+) -> str:
+    """What the loop's thread did over ``span_ms`` between two :func:`sched_ms` readings:
+    ran (a callback, or the loop's C code on sockets), waited for a core (a busy machine),
+    or neither (asleep: waiting for events, or for the interpreter another thread held)."""
+    if before is None or after is None:
+        return ""
+    ran, waited = after[0] - before[0], after[1] - before[1]
+    return (f" (of the last {span_ms:.0f} ms: ran {ran:.0f}, waited for a core {waited:.0f}, "
+            f"asleep {max(0.0, span_ms - ran - waited):.0f})")  # fmt: skip
+
+
 def watch_stalls(beat: list[float], main: int, tell_s: float, stop: threading.Event) -> None:
     """Every ``tell_s`` / 4, look at when the loop's next beat was due (``beat[0]``, set by
     :meth:`Metrics.watch_loop` every 50 ms): once it is more than ``tell_s`` late, log the
@@ -167,18 +191,21 @@ class Metrics:
         (:func:`watch_stalls`)."""
         beat = [time.perf_counter() + every_s]  # when the next beat is due
         stop = threading.Event()
-        main = threading.get_ident()
+        main, tid = threading.get_ident(), threading.get_native_id()
         threading.Thread(target=watch_stalls, args=(beat, main, tell_s, stop),
                          name="flyswat-stall-watch", daemon=True).start()  # fmt: skip
         try:
             while True:
                 due = beat[0] = time.perf_counter() + every_s
+                at = sched_ms(tid)
                 await asyncio.sleep(every_s)
-                late = max(0.0, time.perf_counter() - due)
+                now = time.perf_counter()
+                late = max(0.0, now - due)
                 self.stall.observe(late)
                 self.stall_max = max(self.stall_max, late)
                 if late > tell_s:  # its whole length, once it is over (where: the watch's line)
-                    stall_log.warning("the event loop stalled for %.0f ms", late * 1000)
+                    split = stall_split(at, sched_ms(tid), (now - due + every_s) * 1000)
+                    stall_log.warning("the event loop stalled for %.0f ms%s", late * 1000, split)
         finally:
             stop.set()
 
