@@ -141,3 +141,50 @@ async def test_a_refusal_waits_behind_an_outcome_still_being_stored(store: HeldS
         assert [m["type"] for m in rec.sent][2:] == ["table", "error"]  # in the order they came
     finally:
         runner.close()
+
+
+@pytest.mark.anyio
+async def test_the_logs_file_is_cut_back_when_it_starts_over_after_a_burst(
+    store: HeldStore, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    """SQLite's write-ahead log grows through a burst of commits; once copied back and
+    started over, its file is cut back to ``WAL_LIMIT_BYTES`` rather than kept at the
+    burst's size for good (a node runs for weeks on its disk)."""
+    from flyswat.server import writer as writer_module
+    from flyswat.table import events as ev
+
+    limit = 128 * 1024
+    monkeypatch.setattr(writer_module, "WAL_LIMIT_BYTES", limit)
+    monkeypatch.setattr(writer_module, "CHECKPOINT_EVERY_S", 0.05)
+    wal = tmp_path / "held.db-wal"
+    writer = Writer(store, asyncio.get_running_loop())
+    options = p.TableOptions(seats=2)
+    created = ev.Created(options=options, host=0, created_at="2026-12-01T00:00:00Z")
+
+    async def burst(tag: str, n: int) -> None:
+        left = asyncio.Event()
+        done: list[int] = []
+
+        def report() -> None:
+            done.append(1)
+            if len(done) == n:
+                left.set()
+
+        for i in range(n):
+            writer.submit(f"{tag}{i:05d}", [created], report)
+        await asyncio.wait_for(left.wait(), 30)
+
+    store.hold.clear()  # one burst, held: the log grows far past the limit
+    waiting = asyncio.create_task(burst("B", 4000))
+    await asyncio.sleep(0.05)
+    store.hold.set()
+    await waiting
+    grown = wal.stat().st_size
+    assert grown > 4 * limit
+    for i in range(100):  # a trickle after it: the log is copied back and starts over
+        await asyncio.sleep(0.06)
+        await burst(f"T{i:02d}", 1)
+        if wal.stat().st_size <= limit:
+            break
+    writer.stop()
+    assert wal.stat().st_size <= limit
