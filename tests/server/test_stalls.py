@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import select
@@ -129,3 +130,24 @@ def test_uvloops_wait_is_told_as_idle_not_as_the_servers_code(
     release.set()
     loop.join()
     assert "not given a core" in caplog.records[0].getMessage()
+
+
+def test_a_scrape_of_the_metrics_walks_no_heap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``/metrics`` counts the live heap without walking it: a walk of millions of frozen
+    objects (``gc.get_freeze_count``) held the loop 100 ms at every scrape of a loaded node."""
+    from prometheus_client import generate_latest
+
+    def walks(*_: object, **__: object) -> None:
+        raise AssertionError("a scrape walked the heap")
+
+    for name in ("get_freeze_count", "get_objects", "get_referrers", "get_referents"):
+        monkeypatch.setattr(gc, name, walks)
+    executor = SimpleNamespace(links={1: None, 2: None}, writer=None, received=7, sent=9)
+    table = SimpleNamespace(state="playing")
+    runner = SimpleNamespace(executor=executor, directory=SimpleNamespace(tables={"A": table}),
+                             cluster=None)  # fmt: skip
+    text = generate_latest(Metrics(runner).registry).decode()  # type: ignore[arg-type]
+    assert "flyswat_players 2.0" in text
+    assert 'flyswat_tables{state="playing"} 1.0' in text
+    blocks = [line for line in text.splitlines() if line.startswith("flyswat_heap_blocks ")]
+    assert len(blocks) == 1 and float(blocks[0].split()[1]) > 1000

@@ -37,7 +37,7 @@ async def collect(freeze_every_s: float = 5.0) -> None:
     count are freed at once as ever, frozen or not; a cycle among frozen objects would stay,
     so the server makes none that outlive a young collection (a finished table, a closed
     socket and its session are freed by reference count: ``tests/server/test_heap.py``), and
-    ``/metrics`` counts the frozen objects (``flyswat_gc_frozen_objects``).
+    ``/metrics`` counts the live heap's blocks (``flyswat_heap_blocks``).
     """
     gc.set_threshold(GC_THRESHOLD0, 10, NO_FULL)
     gc.freeze()
