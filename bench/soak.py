@@ -115,6 +115,25 @@ def slope_per_min(samples: list[tuple[float, float]]) -> float:
     return sxy / sxx * 60 if sxx else float("nan")
 
 
+def net_of_tables(
+    heap: list[tuple[float, float]], tables: list[tuple[float, int]]
+) -> tuple[float, float]:
+    """The heap's growth per minute with the tables held taken out, and its size per table:
+    ``heap = a + b·tables + c·t`` fitted by least squares to samples taken together; returns
+    ``(c per minute, b)``. The heap follows the tables the server holds, which swing by
+    hundreds as games end together: its plain slope says more about where the swing was
+    when the window closed than about a leak."""
+    import numpy as np
+
+    held = dict(tables)
+    pairs = [(t, h, held[t]) for t, h in heap if t in held]
+    if len(pairs) < 4:
+        return float("nan"), float("nan")
+    t, h, n = (np.array(col, dtype=float) for col in zip(*pairs, strict=True))
+    fit = np.linalg.lstsq(np.column_stack([np.ones_like(t), n, t]), h, rcond=None)[0]
+    return float(fit[2] * 60), float(fit[1])
+
+
 def by_minute(samples: list[tuple[float, float]], t0: float) -> list[tuple[int, float]]:
     """The mean RSS of each whole minute after ``t0``: ``(minute, MB)``, minutes with no
     sample (the server down) left out."""
@@ -133,7 +152,8 @@ def plot(sampler: Sampler, kill_t: float, restart_t: float, end_t: float, path: 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(9, 4.2), dpi=110)
+    fig, (ax, low) = plt.subplots(2, 1, figsize=(9, 6.4), dpi=110, sharex=True,
+                                  height_ratios=(3, 2))  # fmt: skip
     for part in ([s for s in sampler.rss if s[0] < kill_t],
                  [s for s in sampler.rss if s[0] >= restart_t]):  # fmt: skip
         ax.plot([t / 60 for t, _ in part], [r for _, r in part], lw=1.2, color="tab:blue",
@@ -141,8 +161,16 @@ def plot(sampler: Sampler, kill_t: float, restart_t: float, end_t: float, path: 
     ax.axvline(kill_t / 60, color="tab:red", ls="--", lw=1, label="kill -9")
     ax.axvline(restart_t / 60, color="tab:green", ls=":", lw=1, label="restarted")
     ax.axvline(end_t / 60, color="grey", ls="-.", lw=1, label="no new tables; drain")
-    ax.set_xlabel("minutes")
+    low.set_xlabel("minutes")
     ax.set_ylabel("RSS (MB)")
+    for part in ([s for s in sampler.heap if s[0] < kill_t],
+                 [s for s in sampler.heap if s[0] >= restart_t]):  # fmt: skip
+        low.plot([t / 60 for t, _ in part], [h / 1000 for _, h in part], lw=1.2,
+                 color="tab:purple")  # fmt: skip
+    for at in (kill_t, restart_t, end_t):
+        low.axvline(at / 60, color="grey", ls=":", lw=1)
+    low.set_ylabel("live heap (M blocks)")
+    low.set_ylim(bottom=0)
     ax.set_ylim(bottom=0)
     ax2 = ax.twinx()
     ax2.plot([t / 60 for t, _ in sampler.tables], [n for _, n in sampler.tables],
@@ -169,6 +197,7 @@ def main() -> None:
     parser.add_argument("--drain", type=float, default=300.0, help="seconds to finish games")
     parser.add_argument("--quick", action="store_true", help="quick players, short games")
     parser.add_argument("--plot", type=Path, help="write the RSS plot here (PNG)")
+    parser.add_argument("--json", type=Path, help="write the series and figures here")
     parser.add_argument("--keep", type=Path, help="keep the database, records and log here")
     parser.add_argument(
         "--warmup",
@@ -248,6 +277,8 @@ def main() -> None:
         minutes = by_minute(sampler.rss, t_go)
         heap_before = [(t, h) for t, h in sampler.heap if t_go + warm < t < kill_t]
         heap_after = [(t, h) for t, h in sampler.heap if restart_t + warm < t < end_t]
+        net_before = net_of_tables(heap_before, sampler.tables)
+        net_after = net_of_tables(heap_after, sampler.tables)
         errors_seen: dict[str, int] = {}
         for o in outs:
             for k, v in o["errors"].items():
@@ -274,7 +305,10 @@ def main() -> None:
             f"slope {slope_per_min(heap_before):+.1f}k/min; after the restart "
             f"{heap_after[0][1] if heap_after else float('nan'):.0f} -> "
             f"{heap_after[-1][1] if heap_after else float('nan'):.0f}, slope "
-            f"{slope_per_min(heap_after):+.1f}k/min\n"
+            f"{slope_per_min(heap_after):+.1f}k/min; net of the tables held (heap = a + "
+            f"b·tables + c·t): c {net_before[0]:+.1f}k/min before the kill, "
+            f"{net_after[0]:+.1f}k/min after the restart (b {net_before[1]:.2f}k and "
+            f"{net_after[1]:.2f}k blocks a table)\n"
             f"  server RSS MB by minute of play: "
             + " ".join(f"{m}:{r:.0f}" for m, r in minutes)
             + f"\n  kill -9 at {(kill_t - t_go) / 60:.1f} min of play; back on /health "
@@ -287,6 +321,16 @@ def main() -> None:
                      f"{kill_t / 60:.1f} min")  # fmt: skip
             plot(sampler, kill_t, restart_t, end_t, args.plot, title)
             print(f"  plot: {args.plot}")
+        if args.json:
+            args.json.write_text(json.dumps({
+                "minutes": args.minutes, "tables": args.tables, "games_started": len(started),
+                "lost": lost, "bad_records": check["bad_records"], "playing": playing,
+                "kill_t": kill_t, "restart_t": restart_t, "end_t": end_t, "t_go": t_go,
+                "rss_mb": sampler.rss, "tables_held": sampler.tables,
+                "heap_k_blocks": sampler.heap,
+                "heap_net_k_per_min": [net_before[0], net_after[0]],
+                "rss_slope_mb_per_min": [slope_per_min(before), slope_per_min(after)],
+            }))  # fmt: skip
         ok = not lost and not bad_fetched and not check["bad_records"] and not playing
         raise SystemExit(0 if ok else 1)
 

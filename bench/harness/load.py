@@ -254,6 +254,15 @@ class LoadPlayer:
             v = msg.get("view")
             if v:
                 self.turn = v["turn"]
+            if kind == "over" or (kind == "welcome" and v is not None and v["over"]):
+                # the game ended while this player was away (a restart, a drop): the
+                # welcome's view says so, and no ``over`` follows
+                self.welcomed.set()
+                self.over = msg
+                if self.table.over is None:
+                    self.table.over = msg
+                    stats.games_over += 1
+                return
             if kind == "welcome":
                 self.welcomed.set()
                 if v is None:
@@ -273,12 +282,6 @@ class LoadPlayer:
                 if ms is not None and stats.recording:
                     stats.round_ms.append(ms)
                     stats.round_at.append(time.time())
-            elif kind == "over":
-                self.over = msg
-                if self.table.over is None:
-                    self.table.over = msg
-                    stats.games_over += 1
-                return
             elif kind == "error":
                 stats.errors[msg["code"]] += 1
                 if len(stats.error_examples) < 5:
