@@ -81,9 +81,10 @@ WINDOW = 100
 #: for a pace that never changes, above it with a bad day among the games); and the combined
 #: standard score that flags (the smallest multiple of 0.25 above the highest of 3,000
 #: modelled people's, ``bench/fairplay.py`` seeds 2, 5 and 6, their pace drifting within
-#: games, all five legs weighed and the choice slope by the ex-Gaussian's score: 1.49).
+#: games, all five legs weighed, the choice slope by the ex-Gaussian's score, and the first
+#: two legs by their exact chances (:func:`surer`, :func:`steadier`): 1.14).
 JOINT_MS, MIN_JOINT, MIN_JOINT_GAMES = 600.0, 60, 5
-ERROR_FLOOR, DRIFT_FLOOR, JOINT_Z = 0.02, 1.5, 1.5
+ERROR_FLOOR, DRIFT_FLOOR, JOINT_Z = 0.02, 1.5, 1.25
 #: ``uncanny``'s fourth leg: the least people's first hands slow per bit of a round's choice
 #: (ms per bit, :func:`choice_slope`): the Hick–Hyman slope of the most practised person
 #: modelled (``bench/fairplay.py``: ``hard``'s 40 at half), far under the laboratory's
