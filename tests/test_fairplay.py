@@ -336,3 +336,50 @@ def test_a_top_players_pace_without_a_persons_drift_is_what_the_fifth_leg_weighs
     script = played(sure, 100, seed=34, bad_days=0.0)
     assert assess(script).evidence["uncanny"] > assess(person).evidence["uncanny"]
     assert "lag-1 autocorrelation" in assess(script).reason or not assess(script).flagged
+
+
+def test_the_f_and_binomial_chances_are_the_textbook_ones() -> None:
+    # F(2, d2) has a closed form, 1 − (1 + 2f/d2)^(−d2/2); F(d1, d2) at f is 1 less F(d2, d1)
+    # at 1/f; with d2 large, F(d1, d2)·d1 is a χ² with d1 degrees (χ²(2) ≤ x: 1 − e^(−x/2)).
+    for f, d2 in ((0.3, 10.0), (1.0, 58.0), (4.0, 200.0)):
+        assert fairplay._f_cdf(f, 2, d2) == pytest.approx(1 - (1 + 2 * f / d2) ** (-d2 / 2))
+    for f, d1, d2 in ((0.7, 19, 200), (1.3, 4, 58), (0.2, 5, 7)):
+        assert fairplay._f_cdf(f, d1, d2) == pytest.approx(1 - fairplay._f_cdf(1 / f, d2, d1))
+    assert fairplay._f_cdf(1.5, 2, 1e7) == pytest.approx(1 - math.exp(-1.5), rel=1e-5)
+    assert fairplay._binomial_cdf(0, 63, 0.02) == pytest.approx(0.98**63)
+    assert fairplay._binomial_cdf(1, 240, 0.02) == pytest.approx(0.98**240 + 240 * 0.02 * 0.98**239)
+
+
+def test_no_mistake_in_a_few_hands_never_weighs_more_than_its_chance_says() -> None:
+    # A person at people's fewest mistakes (2 % of first hands) scores 1.645 or more on
+    # ``surer`` at most 5 % of the time, whatever the number of hands: the exact binomial
+    # chance. The normal approximation of the count gave no mistake in 140 hands 1.67, a
+    # chance of 5.9 %.
+    for n in (60, 140, 240, 600):
+        beyond = sum(fairplay._binomial_cdf(w, n, 0.02) - fairplay._binomial_cdf(w - 1, n, 0.02)
+                     for w in range(n + 1) if fairplay.surer(w, n) >= 1.645)  # fmt: skip
+        assert beyond <= 0.05, (n, beyond)
+    assert fairplay.surer(0, 63) == pytest.approx(-statistics.NormalDist().inv_cdf(0.98**63))
+    assert fairplay.surer(0, 240) > 2.3 > (240 * 0.02) ** 0.5  # more than the approximation
+
+
+@pytest.mark.parametrize("games", [5, 20])
+def test_a_pace_that_varies_from_game_to_game_as_little_as_peoples_least_scores_as_chance(
+    games: int,
+) -> None:
+    # Games of 12 first hands whose pace moves from game to game by just enough for an F
+    # ratio of DRIFT_FLOOR on average (a game's shift of sd √(0.5 / 12) of the spread):
+    # ``steadier`` is then a standard score, about 0 on average and beyond 1.645 about 5 %
+    # of the time, over 5 games as over 20 (the normal approximation of the F ratio, with a
+    # standard error 1.5 times too small, was beyond it 9 % of the time over 5 games and
+    # 13 % over 20, its sd 1.6).
+    rng = random.Random(games)
+    shift = math.sqrt((fairplay.DRIFT_FLOOR - 1) / 12)
+    zs = []
+    for _ in range(2000):
+        groups = [[rng.gauss(0, 1) + d for _ in range(12)] for d in
+                  [rng.gauss(0, shift) for _ in range(games)]]  # fmt: skip
+        ratio, k = fairplay._between_games(games_of([x for g in groups for x in g], per_game=12))
+        zs.append(fairplay.steadier(ratio, k, 12 * games))
+    assert abs(statistics.fmean(zs)) < 0.1 and 0.9 < statistics.pstdev(zs) < 1.1
+    assert 0.035 < sum(z >= 1.645 for z in zs) / len(zs) < 0.065

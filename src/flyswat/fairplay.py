@@ -81,9 +81,10 @@ WINDOW = 100
 #: for a pace that never changes, above it with a bad day among the games); and the combined
 #: standard score that flags (the smallest multiple of 0.25 above the highest of 3,000
 #: modelled people's, ``bench/fairplay.py`` seeds 2, 5 and 6, their pace drifting within
-#: games, all five legs weighed and the choice slope by the ex-Gaussian's score: 1.49).
+#: games, all five legs weighed, the choice slope by the ex-Gaussian's score, and the first
+#: two legs by their exact chances (:func:`surer`, :func:`steadier`): 1.14).
 JOINT_MS, MIN_JOINT, MIN_JOINT_GAMES = 600.0, 60, 5
-ERROR_FLOOR, DRIFT_FLOOR, JOINT_Z = 0.02, 1.5, 1.5
+ERROR_FLOOR, DRIFT_FLOOR, JOINT_Z = 0.02, 1.5, 1.25
 #: ``uncanny``'s fourth leg: the least people's first hands slow per bit of a round's choice
 #: (ms per bit, :func:`choice_slope`): the Hick–Hyman slope of the most practised person
 #: modelled (``bench/fairplay.py``: ``hard``'s 40 at half), far under the laboratory's
@@ -230,6 +231,56 @@ def _skewness_se(xs: Sequence[float]) -> float:
         out.append((a3 - 3 * m * a2 + 2 * m**3) / var**1.5 if var > 0 else 0.0)
     mean_out = statistics.fmean(out)
     return math.sqrt((n - 1) / n * sum((g - mean_out) ** 2 for g in out))
+
+
+_NORMAL = statistics.NormalDist()
+
+
+def _z_below(p: float) -> float:
+    """The standard score of a lower-tail chance ``p``: how far below people's bound (the
+    evidence's strength; 0 at a chance of one half)."""
+    return -_NORMAL.inv_cdf(min(max(p, 1e-12), 1 - 1e-12))
+
+
+def _binomial_cdf(x: int, n: int, p: float) -> float:
+    """The chance of ``x`` or fewer in ``n`` trials of chance ``p``."""
+    log_p, log_q = math.log(p), math.log1p(-p)
+    return min(1.0, sum(math.exp(math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1)
+                                 + i * log_p + (n - i) * log_q) for i in range(x + 1)))  # fmt: skip
+
+
+def _f_cdf(f: float, d1: float, d2: float) -> float:
+    """The F(d1, d2) distribution's chance of ``f`` or less (the regularized incomplete beta
+    function at d1·f / (d1·f + d2))."""
+    if f <= 0:
+        return 0.0
+    return _beta_inc(d1 / 2, d2 / 2, d1 * f / (d1 * f + d2))
+
+
+def _beta_inc(a: float, b: float, x: float) -> float:
+    """The regularized incomplete beta function I_x(a, b), by its continued fraction
+    (Lentz's method), on the side of x where it converges quickly."""
+    if x >= 1:
+        return 1.0
+    if x > (a + 1) / (a + b + 2):
+        return 1.0 - _beta_inc(b, a, 1.0 - x)
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+                     + a * math.log(x) + b * math.log1p(-x)) / a  # fmt: skip
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 500):
+        for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                    -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):  # fmt: skip
+            d = 1.0 + num * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + num / c
+            c = c if abs(c) > tiny else tiny
+            h *= c * d
+        if abs(c * d - 1.0) < 1e-12:
+            break
+    return min(1.0, front * h)
 
 
 def assess(games: Sequence[GameHands]) -> Verdict:
@@ -425,6 +476,28 @@ def serial_correlation(games: Sequence[GameHands], fit: Fit | None = None) -> Fi
     return num / den + bias / pairs, 1 / math.sqrt(pairs), pairs
 
 
+def surer(wrong: int, hands: int) -> float:
+    """How much surer than people a player with ``wrong`` wrong first hands in ``hands`` is,
+    as a standard score: the exact binomial chance of so few at people's fewest
+    (:data:`ERROR_FLOOR`), 0 at a chance of one half. (A normal approximation of the count,
+    (expected − wrong) / √expected, overstates no mistake in a few hands and understates it
+    in many.)"""
+    return _z_below(_binomial_cdf(wrong, hands, ERROR_FLOOR))
+
+
+def steadier(ratio: float, games: int, hands: int) -> float:
+    """How much steadier from game to game than people a player whose first hands' F ratio
+    between games (:func:`_between_games`) is ``ratio`` over ``games`` games and ``hands``
+    first hands is, as a standard score. A pace that moves from game to game by a random
+    amount gives a ratio that is its expected value (1 + the games' share of the variance
+    times the hands per game) times a central F(games − 1, hands − games) (a random-effects
+    analysis of variance); at people's least, :data:`DRIFT_FLOOR`. The score is the chance
+    of a ratio this low there, so a few games weigh as little as they say. (The normal
+    approximation, (DRIFT_FLOOR − ratio) / √(2 / (games − 1)), takes the spread of a pace
+    that never changes for people's, too narrow by DRIFT_FLOOR.)"""
+    return _z_below(_f_cdf(ratio / DRIFT_FLOOR, games - 1, hands - games))
+
+
 def _uncanny(games: Sequence[GameHands], times: Sequence[float], median: float, sd: float,
              fit: Fit | None = None) -> tuple[float, str] | None:  # fmt: skip
     """The joint evidence of a player at a top player's pace (a median under
@@ -439,12 +512,9 @@ def _uncanny(games: Sequence[GameHands], times: Sequence[float], median: float, 
     ratio, k = _between_games(games)
     if n < MIN_JOINT or k < MIN_JOINT_GAMES or median >= JOINT_MS or sd <= 0:
         return None
-    # Surer: fewer wrong first hands than people's fewest (a count: its sd is √expected).
+    # Surer: fewer wrong first hands than people's fewest; steadier from game to game.
     wrong = sum(1 for g in games for h in g.hands if h.first and not h.right)
-    expected = ERROR_FLOOR * n
-    z_sure = (expected - wrong) / math.sqrt(expected)
-    # Steadier: the F ratio's standard error is about √(2 / (games - 1)).
-    z_steady = (DRIFT_FLOOR - ratio) / math.sqrt(2 / (k - 1))
+    z_sure, z_steady = surer(wrong, n), steadier(ratio, k, n)
     # Quicker: as ``fast``, but any margin below the floor counts (none above it).
     z_quick = max(0.0, (SPEED_FLOOR_MS - median) / (1.25 * sd / math.sqrt(n)))
     scores = [z_sure, z_steady, z_quick]
