@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import os
 import sys
 import threading
 import time
@@ -66,12 +67,22 @@ def _idle(frame: FrameType) -> bool:
     return code.co_name in IDLE or (code.co_name == "run" and runner)
 
 
-def sched_ms(tid: int) -> tuple[float, float] | None:
-    """A thread's time on a core and its time runnable but waiting for one, in ms since it
-    started (Linux's ``schedstat``); None where the kernel does not tell."""
+def open_sched(tid: int) -> int | None:
+    """A file descriptor on a thread's ``schedstat`` (Linux), kept open so that each
+    :func:`sched_ms` is one read; None where the kernel does not tell."""
     try:
-        with open(f"/proc/self/task/{tid}/schedstat", "rb") as f:
-            ran, waited, _ = f.read().split()
+        return os.open(f"/proc/self/task/{tid}/schedstat", os.O_RDONLY)
+    except OSError:
+        return None
+
+
+def sched_ms(fd: int | None) -> tuple[float, float] | None:
+    """The thread's time on a core and its time runnable but waiting for one, in ms since
+    it started, from :func:`open_sched`'s descriptor."""
+    if fd is None:
+        return None
+    try:
+        ran, waited, _ = os.pread(fd, 128, 0).split()
     except (OSError, ValueError):
         return None
     return int(ran) / 1e6, int(waited) / 1e6
@@ -188,23 +199,25 @@ class Metrics:
         (:func:`watch_stalls`)."""
         beat = [time.perf_counter() + every_s]  # when the next beat is due
         stop = threading.Event()
-        main, tid = threading.get_ident(), threading.get_native_id()
+        main, sched = threading.get_ident(), open_sched(threading.get_native_id())
         threading.Thread(target=watch_stalls, args=(beat, main, tell_s, stop),
                          name="flyswat-stall-watch", daemon=True).start()  # fmt: skip
         try:
             while True:
                 due = beat[0] = time.perf_counter() + every_s
-                at = sched_ms(tid)
+                at = sched_ms(sched)
                 await asyncio.sleep(every_s)
                 now = time.perf_counter()
                 late = max(0.0, now - due)
                 self.stall.observe(late)
                 self.stall_max = max(self.stall_max, late)
                 if late > tell_s:  # its whole length, once it is over (where: the watch's line)
-                    split = stall_split(at, sched_ms(tid), (now - due + every_s) * 1000)
+                    split = stall_split(at, sched_ms(sched), (now - due + every_s) * 1000)
                     stall_log.warning("the event loop stalled for %.0f ms%s", late * 1000, split)
         finally:
             stop.set()
+            if sched is not None:
+                os.close(sched)
 
     async def endpoint(self, _: Request) -> Response:
         return Response(generate_latest(self.registry), media_type=CONTENT_TYPE)
