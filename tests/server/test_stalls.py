@@ -100,9 +100,9 @@ def test_the_loop_logs_each_stall_with_its_whole_length_and_what_its_thread_did(
     assert 100 <= int(lines[0].split("stalled for ")[1].split(" ms")[0]) < 1000
     assert metrics.stall_max >= 0.1
     fd = open_sched(threading.get_native_id())
-    if fd is None:
+    if fd is None:  # not Linux: no split told
         return
-    os.close(fd)  # not Linux: no split told
+    os.close(fd)
     split = {k: int(lines[0].split(f"{k} ")[1].split(",")[0].rstrip(")"))
              for k in ("ran", "waited for a core", "asleep")}  # fmt: skip
     if part == "asleep":  # a blocking call: 120 ms not runnable, however busy the machine
