@@ -40,6 +40,7 @@ BODY_TIMEOUT = 2.0
 PER_ADDRESS = 8
 TABLE_BURST = 3
 REQUEST_BURST = 40
+SCRAPE_BURST = 3
 #: Slack on every deadline: the server's timers are exact, a busy machine is not.
 SLACK = 6.0
 
@@ -51,6 +52,8 @@ LIMITED = [
     "--tables-per-minute", "0.5",
     "--request-burst", str(REQUEST_BURST),
     "--requests-per-second", "2",
+    "--scrape-burst", str(SCRAPE_BURST),
+    "--scrapes-per-minute", "6",
     "--log-interval", "1",
 ]  # fmt: skip
 
@@ -298,6 +301,28 @@ def test_tables_past_the_per_address_bucket_are_answered_429(limited: tuple[int,
     assert (refused.status_code, refused.json()["error"]) == (429, "too_many_tables")
     with client("127.0.0.42") as http:
         assert http.post(url, json={"name": "Bo", **FAST}).status_code == 201
+
+
+def test_scrapes_of_the_metrics_past_their_own_bucket_are_answered_429(
+    limited: tuple[int, int],
+) -> None:
+    """A scrape costs the node ms of its loop at load (a page's hundredfold): one address gets
+    a few at once and one every 10 s (--scrapes-per-minute 6), far below the requests' 40 at
+    once and two a second; its other requests are still served."""
+    port, _ = limited
+    with client("127.0.0.61") as http:
+        began = time.monotonic()
+        codes = [http.get(f"http://127.0.0.1:{port}/metrics").status_code for _ in range(12)]
+        took = time.monotonic() - began
+        refused = http.get(f"http://127.0.0.1:{port}/metrics")
+        health = http.get(f"http://127.0.0.1:{port}/health")
+    assert codes[:SCRAPE_BURST] == [200] * SCRAPE_BURST
+    assert codes.count(200) <= SCRAPE_BURST + took / 10 + 1, (codes, took)
+    assert (refused.status_code, refused.json()["error"]) == (429, "rate_limited")
+    assert int(refused.headers["retry-after"]) >= 1
+    assert health.status_code == 200
+    with client("127.0.0.62") as http:
+        assert http.get(f"http://127.0.0.1:{port}/metrics").status_code == 200
 
 
 def test_requests_past_the_per_address_rate_are_answered_429(limited: tuple[int, int]) -> None:

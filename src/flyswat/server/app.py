@@ -28,7 +28,7 @@ from flyswat.players import arena
 from flyswat.server import node, operator, replies, settings
 from flyswat.server.arena_routes import ArenaRoutes
 from flyswat.server.cluster import Cluster, RedisShared, Shared
-from flyswat.server.limits import Limits, request_buckets, table_buckets
+from flyswat.server.limits import Limits, request_buckets, scrape_buckets, table_buckets
 from flyswat.server.metrics import Metrics
 from flyswat.server.players_routes import PLAY_NOW_WAIT_MS, Players
 from flyswat.server.routes import TableRoutes
@@ -97,7 +97,7 @@ def build_app(
                     max_spectators=max_spectators)  # fmt: skip
     secret = cluster.secret()
     forwarder = node.Forwarder(secret)
-    metrics = Metrics(runner)
+    metrics = Metrics(runner, scrape_buckets(limits))
     players = Players(runner, table_buckets(limits), play_now_wait_ms, forwarder)
     schedule = arena.Schedule.parse(arena_schedule) if arena_schedule else None
     arenas = ArenaRoutes(players, operator_secret, schedule)

@@ -109,6 +109,10 @@ class Limits:
         30.0, "--requests-per-second", "HTTP requests per second per address, sustained"
     )
     request_burst: int = _opt(300, "--request-burst", "HTTP requests one address may send at once")
+    scrapes_per_minute: float = _opt(
+        60.0, "--scrapes-per-minute", "GET /metrics per minute per address, sustained"
+    )
+    scrape_burst: int = _opt(5, "--scrape-burst", "GET /metrics one address may send at once")
     log_burst: int = _opt(5, "--log-burst", "identical log records let through per interval")
     log_interval_s: float = _opt(60.0, "--log-interval", "seconds of the interval for --log-burst")
     exempt: frozenset[str] = _opt(
@@ -214,6 +218,13 @@ def table_buckets(limits: Limits) -> AddressBuckets:
 def request_buckets(limits: Limits) -> AddressBuckets:
     """The per-address bucket of HTTP requests (``--requests-per-second``, ``--request-burst``)."""
     return AddressBuckets(limits.requests_per_second, limits.request_burst, exempt=limits.exempt)
+
+
+def scrape_buckets(limits: Limits) -> AddressBuckets:
+    """The per-address bucket of ``GET /metrics`` (``--scrapes-per-minute``,
+    ``--scrape-burst``): a scrape costs the node a few ms at load, a hundred times a page, so
+    it has a bucket of its own, far below the requests' (a Prometheus scrapes every 15 s)."""
+    return AddressBuckets(limits.scrapes_per_minute / 60, limits.scrape_burst, exempt=limits.exempt)
 
 
 class AddressCounter:

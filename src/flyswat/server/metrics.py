@@ -41,6 +41,9 @@ from prometheus_client.registry import Collector
 from starlette.requests import Request
 from starlette.responses import Response
 
+from flyswat.server.limits import AddressBuckets
+from flyswat.server.transport import client_address, refusal
+
 if TYPE_CHECKING:
     from flyswat.server.runner import Runner
 
@@ -169,7 +172,8 @@ class _Now(Collector):
 class Metrics:
     """The metrics of one server (one runner)."""
 
-    def __init__(self, runner: Runner) -> None:
+    def __init__(self, runner: Runner, scrapes: AddressBuckets | None = None) -> None:
+        self.scrapes = scrapes  # per address (--scrapes-per-minute): a scrape costs ms at load
         self.registry = CollectorRegistry()
         self.registry.register(_Now(runner))
         self.round_result = Histogram(
@@ -219,5 +223,9 @@ class Metrics:
             if sched is not None:
                 os.close(sched)
 
-    async def endpoint(self, _: Request) -> Response:
+    async def endpoint(self, request: Request) -> Response:
+        if self.scrapes is not None:
+            refused = refusal(self.scrapes, client_address(request.scope), time.monotonic())
+            if refused is not None:
+                return refused
         return Response(generate_latest(self.registry), media_type=CONTENT_TYPE)

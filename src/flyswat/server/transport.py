@@ -41,7 +41,7 @@ from typing import Any, ClassVar, Protocol, cast
 
 import h11
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
@@ -554,17 +554,23 @@ class RequestRateLimit:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            address, now = client_address(scope), self.clock()
-            if not self.buckets.allow(address, now):
-                wait = ceil_seconds(self.buckets.retry_after(address, now))
-                reply = JSONResponse(
-                    error_body("rate_limited", "too many requests from this address: slow down"),
-                    status_code=CODES["rate_limited"].status,
-                    headers={"retry-after": str(wait)},
-                )
-                await reply(scope, receive, send)
+            refused = refusal(self.buckets, client_address(scope), self.clock())
+            if refused is not None:
+                await refused(scope, receive, send)
                 return
         await self.app(scope, receive, send)
+
+
+def refusal(buckets: AddressBuckets, address: str, now: float) -> Response | None:
+    """None when ``address`` may take a token from ``buckets``; else the reply that says it
+    may not: ``429 rate_limited`` with ``Retry-After``."""
+    if buckets.allow(address, now):
+        return None
+    return JSONResponse(
+        error_body("rate_limited", "too many requests from this address: slow down"),
+        status_code=CODES["rate_limited"].status,
+        headers={"retry-after": str(ceil_seconds(buckets.retry_after(address, now)))},
+    )
 
 
 async def read_body(request: Request, cap: int) -> bytes:
