@@ -75,9 +75,13 @@ def socket_url(url: str, code: str, host: str | None) -> str:
 class Forwarder:
     """Passes HTTP requests to the node that owns their table."""
 
-    def __init__(self, secret: str) -> None:
+    def __init__(self, secret: str, peer_keep_alive_s: float = 5.0) -> None:
         self.secret = secret
-        self.client = httpx.AsyncClient(timeout=httpx.Timeout(10.0, connect=2.0))
+        # A kept-alive connection is let go well before the peer's own keep-alive ends
+        # (``--keep-alive``, the same on every node): else the peer may close it just as a
+        # request is sent on it, and that request fails (a join answered 503 under load).
+        limits = httpx.Limits(keepalive_expiry=peer_keep_alive_s / 2)
+        self.client = httpx.AsyncClient(timeout=httpx.Timeout(10.0, connect=2.0), limits=limits)
 
     async def forward(
         self, request: Request, owner: Owner, body: bytes, path: str | None = None,
@@ -99,7 +103,9 @@ class Forwarder:
             reply = await self.client.request(
                 method or request.method, url, content=body, headers=headers
             )
-        except httpx.HTTPError:
+        except httpx.HTTPError as e:
+            log.warning("node %s did not answer %s %s: %s", owner.node, method or request.method,
+                        path or request.url.path, type(e).__name__)  # fmt: skip
             return _moved()
         kept = {k: v for k, v in reply.headers.items() if k in PASSED_HEADERS}
         return Response(reply.content, status_code=reply.status_code, headers=kept)
