@@ -290,12 +290,19 @@ def step(players: int, src: Source, args: argparse.Namespace, workdir: Path) -> 
                                                *stall_args(src.path)],
                                          exempt=has_limits(src.path),
                                          gc_log=gc_log if k == 0 else None))  # fmt: skip
+        if src.reads and args.pages_apart:  # the pages read from a process of their own
+            servers.append(ServerProcess(db, free_port(), workdir / f"{name}-pages.log", env=env,
+                                         args=["--role", "pages", "--workers", "1"],
+                                         exempt=has_limits(src.path)))  # fmt: skip
         try:
             for server in servers:
                 server.start()
-            fig |= run_step(
-                Servers(servers), tables, args, workdir / f"{name}.prof", gc_log, src.reads, ids
-            )
+            nodes = servers[:-1] if src.reads and args.pages_apart else servers
+            pages = servers[-1] if len(nodes) < len(servers) else None
+            if pages is not None and args.pages_nice:  # its SQL threads, made later, inherit it
+                os.setpriority(os.PRIO_PROCESS, pages.pid, args.pages_nice)
+            fig |= run_step(Servers(nodes), tables, args, workdir / f"{name}.prof", gc_log,
+                            src.reads, ids, pages)  # fmt: skip
         finally:
             for server in servers:
                 server.stop()
@@ -391,9 +398,12 @@ def services_cpu(pids: list[int]) -> float:
 
 
 def run_step(server: Servers, tables: int, args: argparse.Namespace, prof: Path, gc_log: Path,
-             reads: float = 0.0, ids: list[str] | None = None) -> dict[str, Any]:  # fmt: skip
+             reads: float = 0.0, ids: list[str] | None = None,
+             pages: ServerProcess | None = None) -> dict[str, Any]:  # fmt: skip
     """Set up the generators against ``server``, measure the window, maybe profile;
-    ``reads``: players' pages read a second meanwhile (of the players ``ids``)."""
+    ``reads``: players' pages read a second meanwhile (of the players ``ids``), from
+    ``pages`` (a ``flyswat serve --role pages`` process: ``--pages-apart``) if given, else
+    from the first node."""
     ctx = mp.get_context("spawn")
     go, stop, reports = ctx.Event(), ctx.Event(), ctx.Queue()
     t0_value = ctx.Value("d", 0.0)
@@ -417,7 +427,8 @@ def run_step(server: Servers, tables: int, args: argparse.Namespace, prof: Path,
     if reads:  # its CPU is the generator's: it is load, not server
         readies.append(ctx.Event())
         procs.append(ctx.Process(target=reader_main, daemon=True, name="reader", args=(
-            urls[0], reads, ids or [], readies[-1], go, stop, read_reports)))  # fmt: skip
+            pages.http if pages else urls[0], reads, ids or [], readies[-1], go, stop,
+            read_reports)))  # fmt: skip
     began = time.monotonic()
     for proc in procs:
         proc.start()
@@ -432,6 +443,8 @@ def run_step(server: Servers, tables: int, args: argparse.Namespace, prof: Path,
             raise RuntimeError(f"generator {early.get('name')}: {early.get('error', early)}")
         out["setup_s"] = time.monotonic() - began
         pids = {p.name: p.pid for p in procs if p.pid is not None}
+        if pages is not None:
+            pids[PAGES] = pages.pid
         t0 = time.monotonic() + args.warmup
         t0_value.value = t0
         go.set()
@@ -478,7 +491,8 @@ def run_step(server: Servers, tables: int, args: argparse.Namespace, prof: Path,
         out["stalls_mostly"] = dict(mostly.most_common())
         out["gc_full_ms"] = [ms for t, ms in gc_pauses(gc_log, 2) if wall0 <= t <= wall1]
         out["gc_young_ms"] = [ms for t, ms in gc_pauses(gc_log, 1) if wall0 <= t <= wall1]
-        out["other_cores"] = out["busy_cores"] - out["server_cpu"] - out["generator_cpu"]
+        out["other_cores"] = (out["busy_cores"] - out["server_cpu"] - out["generator_cpu"]
+                              - (out["pages_cpu"] or 0.0))  # fmt: skip
         out["pass"], out["why"] = verdict(out)
         if out["alive"] and (args.profile or (not out["pass"] and not args.no_profile)):
             spy = profile(server.pid, args.profile_seconds, prof)
@@ -497,6 +511,10 @@ def run_step(server: Servers, tables: int, args: argparse.Namespace, prof: Path,
     return out
 
 
+#: The pages process's key among the step's CPU shares (``--pages-apart``).
+PAGES = "pages"
+
+
 def figures(reports: list[dict[str, Any]], cpu: dict[str, float]) -> dict[str, Any]:
     """The step's figures from the generators' reports and the CPU shares of the window."""
     rounds_ms = [ms for r in reports for ms in r["round_ms"]]
@@ -508,7 +526,7 @@ def figures(reports: list[dict[str, Any]], cpu: dict[str, float]) -> dict[str, A
     rounds = sum(r["rounds"] for r in reports)
     timeouts = sum(r["timeouts"] for r in reports)
     server = cpu["server"]
-    generator = sum(v for k, v in cpu.items() if k != "server")
+    generator = sum(v for k, v in cpu.items() if k not in ("server", PAGES))
     return {
         "rounds": rounds,
         "rounds_measured": len(rounds_ms),
@@ -530,7 +548,8 @@ def figures(reports: list[dict[str, Any]], cpu: dict[str, float]) -> dict[str, A
         "server_us_per_msg": server / (sent + received) * 1e6 if sent + received else 0.0,
         "generator_cpu": generator,
         "generator_cpu_per_1000": generator / players * 1000,
-        "generator_cpu_by_process": {k: v for k, v in cpu.items() if k != "server"},
+        "generator_cpu_by_process": {k: v for k, v in cpu.items() if k not in ("server", PAGES)},
+        "pages_cpu": cpu.get(PAGES),  # the pages process (--pages-apart): server, not load
         "generator_lag_ms": {
             r["name"]: {f"p{q}": percentile(r["lag_ms"], q) for q in (50, 99, 100)} for r in reports
         },
@@ -609,6 +628,8 @@ def details(fig: dict[str, Any]) -> list[str]:
         f"{reads['answered_per_s']:.0f}/s answered, {reads['errors']} errors, {reads['late']} "
         "not sent (every connection busy); p50/p99 ms: "
         + ", ".join(f"{k} {v['p50']:.0f}/{v['p99']:.0f}" for k, v in reads["ms"].items())
+        + ("" if fig.get("pages_cpu") is None else
+           f"; from a pages process apart, its CPU {fig['pages_cpu']:.0%}")
     ]  # fmt: skip
     lines = [
         f"  set up in {fig['setup_s']:.0f} s; window {fig['window_s']:.0f} s; "
@@ -679,6 +700,12 @@ def main() -> None:
         help="run each step with each of these rates of players' pages read a "
         "second (leaderboard, profile, games) beside the rhythm",
     )
+    parser.add_argument("--pages-apart", action="store_true",
+                        help="with --reads-each: read the pages from a flyswat serve --role "
+                        "pages process beside the node, over the same store")  # fmt: skip
+    parser.add_argument("--pages-nice", type=int, default=0,
+                        help="with --pages-apart: the pages process's nice value, as "
+                        "DEPLOY.md advises beside nodes (default 0)")  # fmt: skip
     parser.add_argument("--workers-each", type=int, nargs="+", default=[],
                         help="run each step with each of these serve --workers")  # fmt: skip
     parser.add_argument("--nodes", type=int, default=1,

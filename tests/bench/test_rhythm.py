@@ -60,6 +60,10 @@ def test_two_tables_play_the_rhythm_and_their_rounds_are_measured(
     fig = figures([report], {"server": 0.1, "self": 0.01})
     assert fig["rounds_measured"] == len(report["round_ms"])
     assert fig["failed_joins"] == 0 and fig["errors"] == {}
+    # A pages process apart (--pages-apart) is the server's side, not the generator's load.
+    apart = figures([report], {"server": 0.1, "self": 0.01, "pages": 0.2})
+    assert apart["generator_cpu"] == fig["generator_cpu"] and apart["pages_cpu"] == 0.2
+    assert fig["pages_cpu"] is None
 
 
 def test_a_step_fails_on_a_slow_p99_a_failed_join_or_a_dead_server() -> None:

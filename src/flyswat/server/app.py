@@ -5,7 +5,8 @@
 :mod:`~flyswat.server.routes`, the players', the arenas', the operator's, the metrics, the
 browser client's files), the middleware, the refusals' handler
 (:func:`flyswat.server.replies.refused`) and the background jobs. ``flyswat serve``
-(:mod:`flyswat.server.serve`) runs it.
+(:mod:`flyswat.server.serve`) runs it; :func:`build_pages_app` is ``flyswat serve --role
+pages``: the players' pages and the browser client's files alone, over the same store.
 
 Tests start a server in-process with ``build_app(db_url, bot_pace=...)`` (Starlette's
 ``TestClient`` or uvicorn on a free port), or as a process: ``flyswat serve --port N --db URL``.
@@ -21,6 +22,8 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
 from flyswat.errors import FlyswatError
@@ -30,6 +33,7 @@ from flyswat.server.arena_routes import ArenaRoutes
 from flyswat.server.cluster import Cluster, RedisShared, Shared
 from flyswat.server.limits import Limits, request_buckets, scrape_buckets, table_buckets
 from flyswat.server.metrics import Metrics
+from flyswat.server.pages import Pages
 from flyswat.server.players_routes import PLAY_NOW_WAIT_MS, Players
 from flyswat.server.routes import TableRoutes
 from flyswat.server.runner import Runner
@@ -96,7 +100,7 @@ def build_app(
     runner = Runner(store, bot_pace=bot_pace, limits=limits, cluster=cluster,
                     max_spectators=max_spectators)  # fmt: skip
     secret = cluster.secret()
-    forwarder = node.Forwarder(secret)
+    forwarder = node.Forwarder(secret, limits.keep_alive_s)
     metrics = Metrics(runner, scrape_buckets(limits))
     players = Players(runner, table_buckets(limits), play_now_wait_ms, forwarder)
     schedule = arena.Schedule.parse(arena_schedule) if arena_schedule else None
@@ -136,3 +140,33 @@ def build_app(
     app.state.runner = runner
     app.state.hand_over = runner.node.hand_over
     return app
+
+
+def build_pages_app(db_url: str, limits: Limits | None = None) -> Starlette:
+    """The players' pages (:mod:`flyswat.server.pages`) and the browser client's files over
+    the store at ``db_url``, with ``/health`` and ``/ready``: a process that holds no table,
+    for the proxy to send those paths to (``docs/DEPLOY.md``, *The players' pages apart*)."""
+    limits = limits or Limits()
+    store = Store(db_url)
+    pages = Pages(store.engine)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            pages.close()
+            store.close()
+
+    async def health(_: Request) -> JSONResponse:
+        return JSONResponse({"ok": True, "role": "pages", "tables": 0})
+
+    async def ready(_: Request) -> JSONResponse:
+        return JSONResponse({"ready": True})
+
+    routes: list[Any] = [*pages.routes(), Route("/health", health), Route("/ready", ready)]
+    if WEB_DIR.is_dir():
+        routes.append(Mount("/", WebFiles(WEB_DIR), name="web"))
+    return Starlette(routes=routes, lifespan=lifespan,
+                     middleware=[Middleware(RequestRateLimit, buckets=request_buckets(limits))],
+                     exception_handlers={FlyswatError: replies.refused})  # fmt: skip

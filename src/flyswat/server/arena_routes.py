@@ -36,7 +36,8 @@ from flyswat.players.ratings import Rating
 from flyswat.server import arena_store as store
 from flyswat.server import operator, replies
 from flyswat.server import players_store as ps
-from flyswat.server.players_routes import Caller, Players, _player_id
+from flyswat.server.pages import player_id
+from flyswat.server.players_routes import Caller, Players
 from flyswat.table.io import Join
 
 log = logging.getLogger(__name__)
@@ -183,7 +184,7 @@ class ArenaRoutes:
 
     async def results(self, request: Request) -> Response:
         """``GET /api/players/{id}/arenas``: a player's ended arenas and their wins."""
-        pid = _player_id(request)
+        pid = player_id(request)
 
         def read(conn: Connection) -> p.ArenaResults:
             rows = store.results_of(conn, pid)

@@ -13,10 +13,8 @@ import asyncio
 import json
 import secrets
 import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from functools import partial
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple
 
 import orjson
 from sqlalchemy.engine import Connection
@@ -25,73 +23,23 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from flyswat import protocol as p
-from flyswat.errors import IllegalActionError, MalformedError
+from flyswat.errors import IllegalActionError
 from flyswat.players import identity, matching
-from flyswat.players.ratings import BOT_RATINGS, Rating
-from flyswat.rules import MAX_SEATS, MIN_SEATS
+from flyswat.players.ratings import Rating
 from flyswat.server import challenges_store as cs
 from flyswat.server import players_store as ps
 from flyswat.server import replies
 from flyswat.server.cluster import Owner
 from flyswat.server.limits import AddressBuckets
 from flyswat.server.node import SECRET_HEADER, Forwarder
+from flyswat.server.pages import Pages, valid_id
 from flyswat.server.runner import Runner
 from flyswat.server.transport import client_address, read_body
 from flyswat.table.core import Table
 from flyswat.table.io import Join
 
-#: Pages of a player's games, and of the leaderboard: by default and at most.
-GAMES_PAGE, MAX_GAMES_PAGE = 20, 100
-BOARD_PAGE, MAX_BOARD_PAGE = 50, 200
-MAX_OFFSET = 1_000_000
 #: Play now: seats, cards removed (a half-length game, R6), and the wait before bots fill in.
 PLAY_NOW_SEATS, PLAY_NOW_REMOVE, PLAY_NOW_WAIT_MS = 4, 56, 15_000
-
-#: Threads for the players' SQL (:meth:`Players.db`).
-DB_THREADS = 2
-
-T = TypeVar("T")
-
-
-def _int(request: Request, name: str, default: int | None, low: int, high: int) -> int | None:
-    raw = request.query_params.get(name)
-    if raw is None:
-        return default
-    if not raw.isascii() or not raw.isdigit() or len(raw) > 12:
-        raise MalformedError(f"{name} is a whole number from {low} to {high}")
-    value = int(raw)
-    if not low <= value <= high:
-        raise MalformedError(f"{name} is a whole number from {low} to {high}")
-    return value
-
-
-def _player_id(request: Request) -> str:
-    return _valid_id(str(request.path_params["player"]))
-
-
-def _valid_id(pid: str) -> str:
-    if not identity.valid_id(pid):
-        raise MalformedError("a player id is 8 to 64 letters, digits, '-' or '_'")
-    return pid
-
-
-def _flag(request: Request, name: str) -> bool | None:
-    raw = request.query_params.get(name)
-    if raw is None:
-        return None
-    if raw not in ("true", "false"):
-        raise MalformedError(f"{name} is true or false")
-    return raw == "true"
-
-
-def _name_filter(raw: str | None) -> str | None:
-    """The beginning of a name to filter by: a name's own bounds (None when not asked)."""
-    if raw is None:
-        return None
-    text = " ".join(raw.split())
-    if not identity.name_key(text) or len(text) > identity.MAX_NAME or not text.isprintable():
-        raise MalformedError(f"name is 1 to {identity.MAX_NAME} printable characters")
-    return text
 
 
 class Caller(NamedTuple):
@@ -116,31 +64,15 @@ class Players:
         self.seating = asyncio.Lock()  # Play now: one look-then-create at a time
         self.wait_ms = play_now_wait_ms
         self.engine = runner.store.engine
-        #: Reads need no transaction: in autocommit a connection goes back to the pool
-        #: without a rollback's round trip.
-        self.reads = self.engine.execution_options(isolation_level="AUTOCOMMIT")
-        #: The players' SQL runs on threads of its own, few of them: each thread that holds
-        #: the interpreter makes the event loop wait for it, so many at once (the default
-        #: pool has one a core and four more) would hold up every table's reveals.
-        self.pool = ThreadPoolExecutor(DB_THREADS, thread_name_prefix="flyswat-players")
+        self.pages = Pages(self.engine)  # the read-only pages, and the SQL's threads
+        self.db = self.pages.db
         self.buckets = buckets
 
     def close(self) -> None:
         """Let the SQL threads go (what they are running ends first)."""
-        self.pool.shutdown(wait=False)
+        self.pages.close()
 
     # -- who the caller is ----------------------------------------------------------------
-
-    async def db(self, work: Callable[[Connection], T], write: bool = False) -> T:
-        """``work(conn)`` on a worker thread, in a transaction when ``write``: the event loop,
-        and every table on it, never waits for the players' SQL (a slow leaderboard or
-        profile holds no reveal)."""
-
-        def run() -> T:
-            with self.engine.begin() if write else self.reads.connect() as conn:
-                return work(conn)
-
-        return await asyncio.get_running_loop().run_in_executor(self.pool, run)
 
     async def who(self, player: str | None, secret: str | None) -> Caller | None:
         """The :class:`Caller` who gave an identity; None for none. Raises ``bad_secret``
@@ -210,33 +142,6 @@ class Players:
         reply = p.Identity(player=pid, secret=secret, name=name, bot=owner is not None)
         return JSONResponse(reply.model_dump(), status_code=201)
 
-    async def profile(self, request: Request) -> Response:
-        pid = _player_id(request)
-        found = await self.db(lambda conn: ps.profile(conn, pid))
-        return JSONResponse(p.Profile(**found).model_dump())
-
-    async def games(self, request: Request) -> Response:
-        pid = _player_id(request)
-        before = _int(request, "before", None, 1, 2**53)
-        limit = _int(request, "limit", GAMES_PAGE, 1, MAX_GAMES_PAGE) or GAMES_PAGE
-        rows, nxt = await self.db(lambda conn: ps.games_page(conn, pid, before, limit))
-        return JSONResponse(p.PlayedGames(games=[p.PlayedGame(**r) for r in rows],
-                                          next=nxt).model_dump())  # fmt: skip
-
-    async def listed(self, request: Request) -> Response:
-        """The recent games of public tables, filtered (Replays' list)."""
-        query = ps.ListedQuery(
-            player=_valid_id(who) if (who := request.query_params.get("player")) else None,
-            name=_name_filter(request.query_params.get("name")),
-            seats=_int(request, "seats", None, MIN_SEATS, MAX_SEATS),
-            rated=_flag(request, "rated"),
-        )
-        before = _int(request, "before", None, 1, 2**53)
-        limit = _int(request, "limit", GAMES_PAGE, 1, MAX_GAMES_PAGE) or GAMES_PAGE
-        rows, nxt = await self.db(lambda conn: ps.listed_games(conn, query, before, limit))
-        return JSONResponse(p.ListedGames(games=[p.ListedGame(**r) for r in rows],
-                                          next=nxt).model_dump())  # fmt: skip
-
     async def claim_code(self, request: Request) -> Response:
         body = await replies.body(request, p.PlayerAuth)
         await self.who(body.player, body.secret)
@@ -257,35 +162,6 @@ class Players:
         return JSONResponse(
             p.Identity(player=row["id"], secret=secret, name=row["name"]).model_dump()
         )
-
-    async def leaderboard(self, request: Request) -> Response:
-        limit = _int(request, "limit", BOARD_PAGE, 1, MAX_BOARD_PAGE) or BOARD_PAGE
-        offset = _int(request, "offset", 0, 0, MAX_OFFSET) or 0
-        pool = request.query_params.get("pool", "people")
-        if pool not in ("people", "bots"):
-            raise MalformedError("pool is people or bots")
-        rows, total = await self.db(
-            lambda conn: ps.leaderboard(conn, limit, offset, bots=pool == "bots")
-        )
-        bots = {level: r.shown for level, r in BOT_RATINGS.items()}
-        board = p.Leaderboard(players=[p.Leader(**r) for r in rows], total=total, bots=bots)
-        return JSONResponse(board.model_dump())
-
-    async def game(self, request: Request) -> Response:
-        game = str(request.path_params["game"])
-        found = await self.db(lambda conn: ps.game_summary(conn, game))
-        if found is None:
-            raise IllegalActionError("no finished game with that id", "not_found")
-        return JSONResponse(p.GameSummary(**found).model_dump())
-
-    async def game_record(self, request: Request) -> Response:
-        game = str(request.path_params["game"])
-        found = await self.db(lambda conn: ps.record_of(conn, game))
-        if found is None:
-            raise IllegalActionError("no finished game with that id", "not_found")
-        name = f"flyswat-{request.path_params['game']}.json"
-        return Response(found, media_type="application/json",
-                        headers={"content-disposition": f'inline; filename="{name}"'})  # fmt: skip
 
     async def play_now(self, request: Request) -> Response:
         maker = self._matchmaker()
@@ -379,7 +255,7 @@ class Players:
         its free seat kept for the player challenged (``TableOptions.reserved``); an open
         challenge of theirs to the same player is answered again instead."""
         body = await replies.body(request, p.NewChallenge)
-        _valid_id(body.opponent)
+        valid_id(body.opponent)
         me = await self.who(body.player, body.secret)
         assert me is not None
         now = time.time()
@@ -464,17 +340,12 @@ class Players:
             Route("/api/players/claim-code", self.claim_code, methods=["POST"]),
             Route("/api/players/claim", self.claim, methods=["POST"]),
             Route("/api/bots", self.register_bot, methods=["POST"]),
-            Route("/api/players/{player}", self.profile),
-            Route("/api/players/{player}/games", self.games),
-            Route("/api/leaderboard", self.leaderboard),
-            Route("/api/games", self.listed),
-            Route("/api/games/{game}", self.game),
-            Route("/api/games/{game}/record", self.game_record),
             Route("/api/play", self.play_now, methods=["POST"]),
             Route("/api/challenges", self.challenge, methods=["POST"]),
             Route("/api/challenges/mine", self.my_challenges, methods=["POST"]),
             Route("/api/challenges/{challenge}/accept", self.accept, methods=["POST"]),
             Route("/api/challenges/{challenge}/decline", self.decline, methods=["POST"]),
+            *self.pages.routes(),
         ]
 
 

@@ -14,7 +14,7 @@ import logging
 import sys
 
 from flyswat.server import operator, settings
-from flyswat.server.app import build_app
+from flyswat.server.app import build_app, build_pages_app
 from flyswat.server.store import Store
 from flyswat.server.transport import serve
 
@@ -86,6 +86,14 @@ def run(args: argparse.Namespace) -> int:
         host=conf.host, port=port, slot="" if slot is None else slot
     )
     _logging(conf.log_format)
+    if conf.role == "pages":
+        if slot is None:
+            db = make_url(conf.db).render_as_string(hide_password=True)
+            print(f"flyswat: the players' pages on http://{conf.host}:{conf.port}/  (store: "
+                  f"{db}; no tables)", flush=True)  # fmt: skip
+        serve(build_pages_app(conf.db, conf.limits), conf.host, conf.port, conf.limits,
+              sockets=listen, proxies=tuple(sorted(conf.trusted_proxies)))  # fmt: skip
+        return 0
     app = build_app(conf.db, bot_pace=conf.bot_pace, jobs=[collect] if conf.gc == "tuned" else [],
                     limits=conf.limits, rtt_fronts=conf.rtt_header_from,
                     play_now_wait_ms=round(conf.play_now_wait_s * 1000), node_id=node_id,

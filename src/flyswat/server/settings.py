@@ -88,6 +88,13 @@ class Settings:
         "worker processes on this machine, each a node over the same store (0: the number "
         "of cores); worker i also listens on PORT+1+i (docs/DEPLOY.md)",
     )  # fmt: skip
+    role: str = option(
+        "node", "--role",
+        "node: a node of the game (tables, sockets, every page); pages: the players' pages "
+        "(profiles, games, the leaderboard, records) and the web files alone, no table, for "
+        "the proxy to send those paths to (docs/DEPLOY.md)",
+        choices=("node", "pages"),
+    )  # fmt: skip
     bot_pace: float = option(1.0, "--bot-pace", "scale of the bots' pauses before revealing")
     gc: str = option(
         "tuned", "--gc",
