@@ -136,8 +136,6 @@ def reader_main(url: str, rate: float, ids: list[str], ready: Event, go: Event, 
         ms: dict[str, list[float]] = {"leaderboard": [], "profile": [], "games": []}
         errors = late = 0  # late: reads not sent on time, every connection busy
         idle: asyncio.Queue[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = asyncio.Queue()
-        for _ in range(READ_CONNECTIONS):
-            idle.put_nowait(await asyncio.open_connection(host, int(port)))
 
         async def one(kind: str, path: str) -> None:
             nonlocal errors
@@ -158,6 +156,10 @@ def reader_main(url: str, rate: float, ids: list[str], ready: Event, go: Event, 
         ready.set()
         while not go.is_set():
             await asyncio.sleep(0.05)
+        # Opened now, not at set-up: a connection idle past the server's keep-alive (the
+        # rhythm's set-up takes longer) is closed by it, and its first read would fail.
+        for _ in range(READ_CONNECTIONS):
+            idle.put_nowait(await asyncio.open_connection(host, int(port)))
         tasks: set[asyncio.Task[None]] = set()
         start, n = time.perf_counter(), 0
         while not stop.is_set():
