@@ -301,9 +301,6 @@ def step(players: int, src: Source, args: argparse.Namespace, workdir: Path) -> 
             pages = servers[-1] if len(nodes) < len(servers) else None
             if pages is not None and args.pages_nice:  # its SQL threads, made later, inherit it
                 os.setpriority(os.PRIO_PROCESS, pages.pid, args.pages_nice)
-            if args.pin_server:  # the node(s) alone on their core, as on a machine of their own
-                for pid in Servers(nodes).pids():
-                    pin(pid, {SERVER_CPU})
             fig |= run_step(Servers(nodes), tables, args, workdir / f"{name}.prof", gc_log,
                             src.reads, ids, pages)  # fmt: skip
         finally:
@@ -379,23 +376,6 @@ class Servers:
 
     def running(self) -> bool:
         return all(s.proc is not None and s.proc.poll() is None for s in self.servers)
-
-
-#: ``--pin-server``: the server's core; the generators, the reader, a pages process and the
-#: store's server have the others.
-SERVER_CPU = 0
-
-
-def pin(pid: int, cpus: set[int]) -> None:
-    """Every thread of process ``pid`` (and so the threads it starts later) on ``cpus``."""
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        with contextlib.suppress(OSError):
-            os.sched_setaffinity(int(task.name), cpus)
-
-
-def others() -> set[int]:
-    """The cores that are not the server's (``--pin-server``)."""
-    return set(range(os.cpu_count() or 1)) - {SERVER_CPU}
 
 
 def service_pids() -> list[int]:
@@ -726,10 +706,6 @@ def main() -> None:
     parser.add_argument("--pages-nice", type=int, default=0,
                         help="with --pages-apart: the pages process's nice value, as "
                         "DEPLOY.md advises beside nodes (default 0)")  # fmt: skip
-    parser.add_argument("--pin-server", action="store_true",
-                        help="the server's processes alone on core 0; everything else (the "
-                        "generators, the reader, a pages process, PostgreSQL and Redis) on the "
-                        "others: as if the rest ran on machines of their own")  # fmt: skip
     parser.add_argument("--workers-each", type=int, nargs="+", default=[],
                         help="run each step with each of these serve --workers")  # fmt: skip
     parser.add_argument("--nodes", type=int, default=1,
@@ -752,12 +728,6 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="write every figure here (JSON)")
     parser.add_argument("--keep", type=Path, help="keep the databases, logs, profiles here")
     args = parser.parse_args()
-    if args.pin_server:  # this process and all it starts; the shared services too
-        if len(others()) < 1:
-            raise SystemExit("--pin-server needs two cores")
-        os.sched_setaffinity(0, others())
-        for pid in service_pids():
-            pin(pid, others())
     print(f"open files allowed: {raise_fd_limit()}; load average "
           f"{' '.join(Path('/proc/loadavg').read_text().split()[:3])}", flush=True)  # fmt: skip
     figures_all: list[dict[str, Any]] = []
