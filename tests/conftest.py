@@ -228,28 +228,110 @@ def lanes(item: pytest.Item) -> set[str]:
     return found
 
 
-#: Under pytest-xdist the tests are handed out in this order of lanes, the long ones first, so
-#: that no long test starts last while the other workers sit idle; the compiled kernel's last
-#: (a test there is in the numba lane whatever its other lanes), so that a fresh clone's
-#: kernels may still be compiling while everything else runs (:func:`pytest_runtest_setup`).
-FIRST = ("cluster", "browser", "slow", "db", "server", "fast", "numba")
+#: What a test of each lane takes on its own, roughly (s, from ``--durations`` here): the
+#: estimate that orders the tests under pytest-xdist (:func:`_deal`). A test in several lanes
+#: takes its longest.
+LANE_S = {"cluster": 3.0, "browser": 3.0, "slow": 2.0, "db": 1.0, "server": 0.5, "fast": 0.05}
+#: ... and the tests much longer than their lane's (s, ``--durations`` of 2026-12-04), by
+#: file and test name (every parameter alike).
+LONG_S = {
+    "test_players.py::test_a_new_player_plays_now_rematches_and_finds_both_games": 80,
+    "test_fair_play.py::test_a_player_who_does_nothing_gains_no_rating_from_ties_with_hard_"
+    "bots": 34,
+    "test_browse.py::test_the_recent_public_games_are_listed_newest_first_and_filtered": 33,
+    "test_players.py::test_play_now_rematch_and_both_games_on_the_profile": 33,
+    "test_fair_play.py::test_a_flagged_players_game_is_unrated_and_only_the_operator_sees_why": 32,
+    "test_replay.py::test_replays_lists_the_recent_public_games_filters_them_and_opens_one": 29,
+    "test_arena.py::test_players_who_join_are_seated_together_rated_counted_once_and_paired_"
+    "again": 24,
+    "test_newcomer_walk.py::test_the_profiles_games_and_the_leaderboards_headers_fit_a_phone": 20,
+    "test_workers.py::test_players_through_two_workers_play_a_game_to_the_end": 20,
+    "test_play.py::test_two_players_and_two_bots_play_a_short_game_to_the_end": 19,
+    "test_fairness.py::test_racers_on_delayed_links_play_whole_games_that_verify": 19,
+    "test_newcomer_table.py::test_the_end_screen_shows_the_new_rating_marked_provisional_and_"
+    "links_to_how_ratings_work": 18,
+    "test_arena.py::test_when_the_node_pairing_an_arena_dies_its_table_and_its_pairing_go_on_"
+    "elsewhere": 18,
+    "test_arena.py::test_an_arena_and_its_table_survive_the_servers_death": 15,
+    "test_bot_api.py::test_an_example_agent_plays_a_whole_game_against_a_scripted_human_on_a_"
+    "real_server": 15,
+    "test_cluster_attacks.py::test_play_now_seats_two_players_asking_at_once_at_one_table": 15,
+    "test_access.py::test_axe_finds_nothing_serious_on_home_lobby_table_end_profile_"
+    "leaderboard_replays_and_live": 13,
+    "test_simulate_ray.py::test_a_simulation_on_a_local_ray_cluster_equals_the_same_seed_over_"
+    "jobs": 11,
+}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Every test gets the markers of its lanes; under pytest-xdist, the long lanes first."""
+    """Every test gets the markers of its lanes; under pytest-xdist, the order of
+    :func:`_deal`."""
     found = {}
     for item in items:
         found[item.nodeid] = lanes(item)
         for lane in sorted(found[item.nodeid]):
             item.add_marker(lane)
-    if os.environ.get("PYTEST_XDIST_WORKER"):  # every worker sorts alike: a stable sort
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+    if workers > 1:  # every worker orders alike (the same collection, no randomness)
+        items[:] = _deal(items, found, workers)
 
-        def rank(item: pytest.Item) -> int:
-            if "numba" in found[item.nodeid]:
-                return FIRST.index("numba")
-            return min(FIRST.index(lane) for lane in found[item.nodeid])
 
-        items.sort(key=rank)
+def _estimate(item: pytest.Item, its_lanes: set[str]) -> float:
+    path = Path(str(item.path)).name
+    name = getattr(item, "originalname", item.name)
+    return LONG_S.get(f"{path}::{name}") or max(LANE_S.get(lane, 0.05) for lane in its_lanes)
+
+
+def _deal(
+    items: list[pytest.Item], found: Mapping[str, set[str]], workers: int
+) -> list[pytest.Item]:
+    """The tests in the order pytest-xdist's ``--dist worksteal`` hands out best. It cuts the
+    list into one run of tests a worker, as many in each (:func:`_cuts`), and a worker that
+    runs out takes the back half of the busiest one's rest. So each run here has that many
+    tests: the modules that take long, whole (a module's fixture, a server or a browser, is
+    made once), the longest first, each to the run with the least estimated time so far; then
+    pure tests up to the run's count; then the compiled kernel's modules, last in every run so
+    that a fresh clone's kernels may still be compiling while everything else runs
+    (:func:`pytest_runtest_setup`). The runs start with their longest tests and end with
+    their shortest, which are what idle workers take."""
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        modules.setdefault(str(item.path), []).append(item)
+
+    def lane_of(its: list[pytest.Item]) -> str:
+        if any("numba" in found[i.nodeid] for i in its):
+            return "numba"
+        return "fast" if all("fast" in found[i.nodeid] for i in its) else "long"
+
+    kind = {m: lane_of(its) for m, its in modules.items()}
+    cost = {m: sum(_estimate(i, found[i.nodeid]) for i in its) for m, its in modules.items()}
+    runs: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    load = [0.0] * workers
+    for m in sorted((m for m in modules if kind[m] == "long"), key=lambda m: -cost[m]):
+        least = load.index(min(load))
+        runs[least].extend(modules[m])
+        load[least] += cost[m]
+    kernel: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    for k, m in enumerate(
+        sorted((m for m in modules if kind[m] == "numba"), key=lambda m: -cost[m])
+    ):
+        kernel[k % workers].extend(modules[m])
+    pure = [item for m in modules if kind[m] == "fast" for item in modules[m]]
+    for run, size, last in zip(runs, _cuts(len(items), workers), kernel, strict=True):
+        room = max(0, size - len(run) - len(last))
+        run.extend(pure[:room])
+        del pure[:room]
+    runs[-1].extend(pure)  # what no run had room for (none unless a run is over its count)
+    return [item for run, last in zip(runs, kernel, strict=True) for item in run + last]
+
+
+def _cuts(count: int, workers: int) -> list[int]:
+    """How many tests of ``count`` pytest-xdist's ``worksteal`` gives each worker first."""
+    sizes = []
+    for k in range(workers):
+        sizes.append(count // (workers - k))
+        count -= sizes[-1]
+    return sizes
 
 
 # -- the compiled kernel, once -------------------------------------------------------------
