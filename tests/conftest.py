@@ -272,7 +272,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for lane in sorted(found[item.nodeid]):
             item.add_marker(lane)
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
-    if workers > 1:  # every worker orders alike (the same collection, no randomness)
+    # Every worker orders alike (the same collection); not when a random order is asked
+    # (pytest-randomly: bench/flakes.py), which is then the point.
+    if workers > 1 and not config.pluginmanager.has_plugin("randomly"):
         items[:] = _deal(items, found, workers)
 
 
