@@ -79,6 +79,12 @@ def name_filter(raw: str | None) -> str | None:
     return text
 
 
+def games_page(request: Request) -> tuple[int | None, int]:
+    """A page of games the query asks for: before which game (none: the newest), how many."""
+    before = query_int(request, "before", None, 1, 2**53)
+    return before, query_int(request, "limit", GAMES_PAGE, 1, MAX_GAMES_PAGE) or GAMES_PAGE
+
+
 class Pages:
     """The read-only players' pages over a store's ``engine``."""
 
@@ -114,8 +120,7 @@ class Pages:
 
     async def games(self, request: Request) -> Response:
         pid = player_id(request)
-        before = query_int(request, "before", None, 1, 2**53)
-        limit = query_int(request, "limit", GAMES_PAGE, 1, MAX_GAMES_PAGE) or GAMES_PAGE
+        before, limit = games_page(request)
         rows, nxt = await self.db(lambda conn: ps.games_page(conn, pid, before, limit))
         return JSONResponse(p.PlayedGames(games=[p.PlayedGame(**r) for r in rows],
                                           next=nxt).model_dump())  # fmt: skip
@@ -128,8 +133,7 @@ class Pages:
             seats=query_int(request, "seats", None, MIN_SEATS, MAX_SEATS),
             rated=query_flag(request, "rated"),
         )
-        before = query_int(request, "before", None, 1, 2**53)
-        limit = query_int(request, "limit", GAMES_PAGE, 1, MAX_GAMES_PAGE) or GAMES_PAGE
+        before, limit = games_page(request)
         rows, nxt = await self.db(lambda conn: ps.listed_games(conn, query, before, limit))
         return JSONResponse(p.ListedGames(games=[p.ListedGame(**r) for r in rows],
                                           next=nxt).model_dump())  # fmt: skip
