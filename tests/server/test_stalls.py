@@ -85,7 +85,7 @@ def test_the_loop_logs_each_stall_with_its_whole_length_and_what_its_thread_did(
     metrics = Metrics(runner)  # type: ignore[arg-type]  # the executor's slot alone is used
 
     async def stall_once() -> None:
-        watch = asyncio.create_task(metrics.watch_loop(every_s=0.01, tell_s=0.03))
+        watch = asyncio.create_task(metrics.watch_loop(every_s=0.01, tell_s=0.08))
         await asyncio.sleep(0.05)
         hold(0.12)  # the loop held: no timer runs meanwhile
         await asyncio.sleep(0.05)
@@ -95,9 +95,11 @@ def test_the_loop_logs_each_stall_with_its_whole_length_and_what_its_thread_did(
 
     with caplog.at_level(logging.WARNING, logger="flyswat.stall"):
         asyncio.run(stall_once())
-    lines = [r.getMessage() for r in caplog.records if "stalled for" in r.getMessage()]
-    assert len(lines) == 1
-    assert 100 <= int(lines[0].split("stalled for ")[1].split(" ms")[0]) < 1000
+    told = [r.getMessage() for r in caplog.records if "stalled for" in r.getMessage()]
+    # The hold's, and no other as long: a busy machine may add a shorter one of its own.
+    lines = [t for t in told if int(t.split("stalled for ")[1].split(" ms")[0]) >= 100]
+    assert len(lines) == 1, told
+    assert int(lines[0].split("stalled for ")[1].split(" ms")[0]) < 1000
     assert metrics.stall_max >= 0.1
     fd = open_sched(threading.get_native_id())
     if fd is None:  # not Linux: no split told
