@@ -2,7 +2,7 @@
 public games (Replays' list), a finished game's summary and its record.
 
 Every node serves them (:class:`~flyswat.server.players_routes.Players` has them); and
-``flyswat serve --pages`` serves them alone, with the web client's files, from a process that
+``flyswat serve --role pages`` serves them alone, with the web client's files, from a process that
 holds no table: behind the proxy, the paths of these pages go to it, and a leaderboard or a
 profile read costs the nodes that run the tables nothing (``docs/DEPLOY.md``). Each handler
 parses its query, runs one read of :mod:`flyswat.server.players_store` on a thread of its
@@ -163,7 +163,7 @@ class Pages:
         found = await self.db(lambda conn: ps.record_of(conn, game))
         if found is None:
             raise IllegalActionError("no finished game with that id", "not_found")
-        name = f"flyswat-{request.path_params['game']}.json"
+        name = f"flyswat-{game}.json"
         return Response(found, media_type="application/json",
                         headers={"content-disposition": f'inline; filename="{name}"'})  # fmt: skip
 

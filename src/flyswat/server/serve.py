@@ -79,12 +79,6 @@ def run(args: argparse.Namespace) -> int:
         port = conf.port + 1 + slot
         listen = [workers.listening(conf.host, conf.port, shared=True),
                   workers.listening(conf.host, port, shared=False)]  # fmt: skip
-    node_id = conf.node_id or f"{sockets.gethostname()}:{port}"
-    if conf.node_id and slot is not None:
-        node_id = f"{conf.node_id}/{slot}"
-    url = (conf.advertise or "http://{host}:{port}").format(
-        host=conf.host, port=port, slot="" if slot is None else slot
-    )
     _logging(conf.log_format)
     if conf.role == "pages":
         if slot is None:
@@ -94,6 +88,12 @@ def run(args: argparse.Namespace) -> int:
         serve(build_pages_app(conf.db, conf.limits), conf.host, conf.port, conf.limits,
               sockets=listen, proxies=tuple(sorted(conf.trusted_proxies)))  # fmt: skip
         return 0
+    node_id = conf.node_id or f"{sockets.gethostname()}:{port}"
+    if conf.node_id and slot is not None:
+        node_id = f"{conf.node_id}/{slot}"
+    url = (conf.advertise or "http://{host}:{port}").format(
+        host=conf.host, port=port, slot="" if slot is None else slot
+    )
     app = build_app(conf.db, bot_pace=conf.bot_pace, jobs=[collect] if conf.gc == "tuned" else [],
                     limits=conf.limits, rtt_fronts=conf.rtt_header_from,
                     play_now_wait_ms=round(conf.play_now_wait_s * 1000), node_id=node_id,
