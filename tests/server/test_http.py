@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
+from websockets.exceptions import InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
 from flyswat.bots import LEVELS
@@ -207,6 +209,19 @@ def test_the_web_client_is_served_at_the_root(client: Client) -> None:
     reply = client.get("/")
     assert reply.status_code == 200 and "html" in reply.headers["content-type"]
     assert client.get("/health").json()["ok"]  # the routes take precedence
+
+
+@pytest.mark.parametrize("path", ["/", "/ws", "/index.html", "/api/leaderboard", "/nowhere"])
+def test_a_websocket_anywhere_but_a_tables_is_refused_with_403_and_no_server_error(
+    client: Client, path: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A stranger's WebSocket handshake on any other path is refused as ASGI says (a close
+    before the accept: 403), not left unanswered (uvicorn's 500 and an error logged each
+    time: a log a stranger could fill)."""
+    with pytest.raises(InvalidStatus) as refused:
+        connect(client.live.ws + path, open_timeout=5).close()
+    assert refused.value.response.status_code == 403
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
 
 
 def test_a_player_back_in_the_middle_of_a_round_is_told_its_hands_again(

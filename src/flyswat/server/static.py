@@ -123,6 +123,9 @@ class WebFiles:
         self.assets = load(root)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":  # no socket but a table's: refused (403), as ASGI says
+            await send({"type": "websocket.close", "code": 1000})
+            return
         if scope["type"] != "http":
             return
         path = scope["path"].lstrip("/") or "index.html"
