@@ -79,7 +79,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="one JSON document")
     parser.add_argument(
         "--clear", metavar="ID", default=None,
-        help="an operator looked and found nothing: rate the player again",
+        help="an operator looked and found nothing: rate the player again (--clear=ID for "
+        "an id that begins with '-')",
     )  # fmt: skip
 
 

@@ -129,7 +129,7 @@ class Players:
         already taken is given a short tag."""
         name = identity.clean_name(asked)
         self._limited(request)
-        pid, secret = secrets.token_urlsafe(12), secrets.token_urlsafe(24)
+        pid, secret = identity.new_id(secrets.token_urlsafe), secrets.token_urlsafe(24)
         for attempt in range(MAX_TAG_TRIES):
             try:
                 await self.db(partial(_register, pid=pid, name=name, secret=secret,
