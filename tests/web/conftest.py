@@ -33,18 +33,6 @@ CHROMIUM_ARGS = [
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 
-#: What tells one slap round from the next on the page (null with no trigger shown): the
-#: trigger and every seat's draw and won counts. The trigger alone does not: two rounds
-#: opened by alike cards (two swatters) look the same, and a round may open between two looks
-#: (the player's own reveal opens one); every reveal changes a draw count, a win or a
-#: penalty a won count.
-ROUND_KEY_JS = """(() => {
-  const trigger = document.querySelector('.trigger-zone .trigger-card');
-  if (!trigger) return null;
-  const counts = [...document.querySelectorAll('.count-draw, .count-won')];
-  return trigger.innerHTML + '|' + counts.map((e) => e.textContent).join(',');
-})()"""
-
 
 @contextlib.contextmanager
 def serve(folder: Path, *extra: str) -> Iterator[str]:

@@ -17,6 +17,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from .conftest import serve
+from .table_state import look
 from .test_newcomer import PHONE, strings
 from .test_newcomer_table import _create
 from .test_watch import live_game
@@ -93,11 +94,12 @@ def _keyboard_game(page: Page, server: str) -> None:
     page.keyboard.press("Enter")
     expect(page.locator(".table")).to_be_visible()
     for _ in range(400):
-        if page.locator(".end").count():
+        st = look(page)
+        if st["end"]:
             return
-        if page.locator(".table.round-open").count():
+        if st["open"]:
             page.keyboard.press("Enter")  # done: no hand this round
-        elif page.locator("button.reveal:not([disabled])").count():
+        elif st["reveal"]:
             page.keyboard.press("Space")
         page.wait_for_timeout(100)
     raise AssertionError("the game did not end")

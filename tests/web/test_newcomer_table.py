@@ -17,6 +17,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from .conftest import serve
+from .table_state import look
 from .test_newcomer import PHONE, _api, _box, _inside, strings
 
 DESK = {"viewport": {"width": 1366, "height": 768}}
@@ -98,13 +99,13 @@ def _rated_game(page: Page, server: str, name: str) -> None:
     rather than leaving them to the turn timer; to the end screen."""
     _create(page, server, name, 2, turn=10, remove=70)
     page.click("[data-action=start]")
-    end = page.locator(".end table.scores")
     deadline = time.monotonic() + 150
-    while not end.is_visible():
+    while not (st := look(page))["end"]:
         assert time.monotonic() < deadline, "the game did not end"
-        if page.locator("button.reveal:not([disabled])").count():
+        if st["reveal"]:
             page.keyboard.press("Space")
-        page.wait_for_timeout(100)
+        time.sleep(0.1)
+    expect(page.locator(".end table.scores")).to_be_visible()
     expect(page.locator(".end tr[data-seat='0'] .delta")).to_be_visible()
 
 

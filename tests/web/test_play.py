@@ -20,17 +20,7 @@ from typing import Any
 from playwright.sync_api import Browser, Page, WebSocketRoute, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-from .conftest import ROUND_KEY_JS
-
-STATE_JS = """() => ({
-  end: !!document.querySelector('.end'),
-  reveal: !!document.querySelector('button.reveal:not([disabled])'),
-  open: !!document.querySelector('.table.round-open'),
-  slappable: document.querySelectorAll('.fly-card.slappable').length,
-  free: document.querySelectorAll('.my-hand.free').length,
-  resolved: document.querySelectorAll('.fly-card.won, .fly-card.wrong').length,
-  trigger: ROUND_KEY,
-})""".replace("ROUND_KEY", ROUND_KEY_JS)
+from .table_state import Look, look
 
 # A human cannot slap within 100 ms of the trigger (the server refuses it as too fast).
 HUMAN_DELAY_S = 0.2
@@ -94,8 +84,8 @@ class Player:
         self.trigger: str | None = None
         self.acted = 0
 
-    def step(self) -> dict[str, Any]:
-        st: dict[str, Any] = self.page.evaluate(STATE_JS)
+    def step(self) -> Look:
+        st = look(self.page)
         if st["end"]:
             return st
         if st["reveal"]:

@@ -12,10 +12,11 @@ import time
 from pathlib import Path
 
 from playwright.sync_api import Browser, BrowserContext, Page, Route, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from flyswat.record import verify_record
 
-from .conftest import ROUND_KEY_JS
+from .table_state import look
 
 # Well above the human floor even when a loaded machine paints the trigger late; each
 # round's delay spreads as a person's does (a long tail), or the fair-play detector takes
@@ -35,21 +36,20 @@ def _play_to_the_end(page: Page, limit_s: float = 150) -> None:
     delay = _human_delay()
     start = time.monotonic()
     while time.monotonic() - start < limit_s:
-        if page.query_selector(".end"):
+        st = look(page)
+        if st["end"]:
             return
-        if page.query_selector("button.reveal:not([disabled])"):
-            page.locator("button.reveal").tap(timeout=2000)
-        if page.query_selector(".table.round-open"):
+        if st["reveal"]:
+            # Not actionable within 2 s on a busy machine (a slow frame): the next look.
+            with contextlib.suppress(PlaywrightTimeoutError):
+                page.locator("button.reveal").tap(timeout=2000)
+        elif st["open"]:
             # A round is known by its key (ROUND_KEY_JS): the next may open between two looks.
-            key = page.evaluate(ROUND_KEY_JS)
-            if key != opened_by:
-                opened, opened_by, delay = time.monotonic(), key, _human_delay()
-            opened = opened or time.monotonic()
-            flies = page.query_selector_all(".fly-card.slappable")
-            free = page.query_selector(".my-hand.free")
-            if flies and free and time.monotonic() - opened > delay:
+            if st["trigger"] != opened_by or opened is None:
+                opened, opened_by, delay = time.monotonic(), st["trigger"], _human_delay()
+            if st["slappable"] and st["free"] and time.monotonic() - opened > delay:
                 with contextlib.suppress(Exception):  # the round closed under our finger
-                    flies[0].tap(timeout=500)
+                    page.locator(".fly-card.slappable").first.tap(timeout=500)
                     # One hand is all this player lays: they say they are done, as a person
                     # does, and the round closes when the bots are (R21), not at the window.
                     page.locator("button.done:not([disabled])").tap(timeout=500)

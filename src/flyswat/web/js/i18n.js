@@ -98,9 +98,17 @@ export function playerName(p, seat) {
   return p?.name || t("seat.empty", { n: seat + 1 });
 }
 
+let secondsFormat = null;
+
 /** Seconds with one decimal, as the current language writes them (3.0 in English, 3,0 in Portuguese). */
 export function seconds(ms) {
-  return new Intl.NumberFormat(language(), { minimumFractionDigits: 1, maximumFractionDigits: 1 }).format(ms / 1000);
+  const lang = language();
+  if (secondsFormat?.lang !== lang) {
+    // Made once per language: the slap window's countdown asks at every frame.
+    const format = new Intl.NumberFormat(lang, { minimumFractionDigits: 1, maximumFractionDigits: 1 });
+    secondsFormat = { lang, format };
+  }
+  return secondsFormat.format.format(ms / 1000);
 }
 
 /** A moment (an ISO time the server sent) as the chosen language writes it, not the browser's. */

@@ -139,7 +139,9 @@ export class HTMLRenderer {
       if (!el.isConnected) return;
       const left = Math.max(0, r.windowMs - (now - r.paintedAt));
       bar.style.transform = `scaleX(${left / r.windowTotal})`;
-      secs.textContent = t("table.seconds", { s: seconds(left) });
+      // The text changes ten times a second; written at every frame it was laid out again.
+      const text = t("table.seconds", { s: seconds(left) });
+      if (secs.textContent !== text) secs.textContent = text;
       if (left > 0) this.frame = requestAnimationFrame(tick);
     };
     this.frame = requestAnimationFrame(tick);
