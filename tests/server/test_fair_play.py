@@ -358,7 +358,12 @@ async def test_a_flagged_players_game_is_unrated_and_only_the_operator_sees_why(
     """A player whose every hand comes 250 ms after the trigger (a script: the scripted test
     player, steady) is flagged by the game that shows it: that game is not rated, nothing
     public says why, and the operator's listing — which needs the operator's secret — and
-    ``flyswat fairplay`` name the player and the reason; cleared, they are rated again."""
+    ``flyswat fairplay`` name the player and the reason; cleared, they are rated again.
+
+    The whole deck (45 rounds or more): on a busy machine the server sees some of the
+    script's hands late (its frames wait for a core), as it would a person's, and over the
+    27 first hands of a shorter game their spread was once too wide to tell; over 30 or more
+    its speed tells too (a median first hand of 250 ms), which such delays do not hide."""
     import sys
 
     from harness.server import ROOT
@@ -370,7 +375,7 @@ async def test_a_flagged_players_game_is_unrated_and_only_the_operator_sees_why(
                          tmp_path / "op.log", [port]))  # fmt: skip
     server = Process(f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}", None)
     bot = await asyncio.to_thread(identity, server, "Steady")
-    long_game = with_bots(bot, "easy", remove=20, slap_window_ms=600, turn_timeout_ms=400)
+    long_game = with_bots(bot, "easy", remove=0, slap_window_ms=600, turn_timeout_ms=400)
     _, ids = await games_at(server, long_game, 1)
     games = await rated_games(server, bot)
     assert [(g["rated"], g["delta"]) for g in games] == [(False, 0)]
@@ -382,7 +387,9 @@ async def test_a_flagged_players_game_is_unrated_and_only_the_operator_sees_why(
     listed = httpx.get(url, headers={"authorization": f"Bearer {OPERATOR}"}, timeout=10).json()
     [row] = listed["players"]
     assert row["player_id"] == bot["player"] and row["state"] == "review"
-    assert row["name"] == "Steady" and "spread" in row["reason"] and row["score"] >= 1
+    tells = ("spread", "median first hand")  # the strongest evidence, in words
+    assert row["name"] == "Steady" and row["score"] >= 1
+    assert any(w in row["reason"] for w in tells), row["reason"]
 
     public = [f"/api/players/{bot['player']}", f"/api/players/{bot['player']}/games",
               f"/api/games/{ids[0]}", "/api/leaderboard"]  # fmt: skip
@@ -392,7 +399,8 @@ async def test_a_flagged_players_game_is_unrated_and_only_the_operator_sees_why(
 
     cli = [sys.executable, "-m", "flyswat.cli", "fairplay", "--db", db]
     shown = subprocess.run(cli, capture_output=True, text=True, timeout=60, cwd=ROOT)
-    assert shown.returncode == 0 and bot["player"] in shown.stdout and "spread" in shown.stdout
+    assert shown.returncode == 0 and bot["player"] in shown.stdout
+    assert any(w in shown.stdout for w in tells), shown.stdout
     cleared = subprocess.run([*cli, "--clear", bot["player"]], capture_output=True, text=True,
                              timeout=60, cwd=ROOT)  # fmt: skip
     assert cleared.returncode == 0, cleared.stdout + cleared.stderr
