@@ -21,7 +21,17 @@ import pytest
 
 from harness.server import START_S, free_port
 
-CHROMIUM = Path(os.environ.get("FLYSWAT_CHROMIUM", "/usr/bin/chromium"))
+#: Debian's headless shell (package chromium-headless-shell: the same Blink as the browser,
+#: without the browser around it; what Playwright itself runs for headless Chromium) when it
+#: is there, else Debian's Chromium. The shell took the browser lane 215 s of CPU where the
+#: whole browser took 326 (docs/BENCHMARKS.md, *The test suite*).
+CHROMIUM = Path(
+    os.environ.get("FLYSWAT_CHROMIUM")
+    or next(
+        (p for p in ("/usr/bin/chromium-headless-shell", "/usr/bin/chromium") if Path(p).exists()),
+        "/usr/bin/chromium",
+    )
+)
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
