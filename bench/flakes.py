@@ -54,7 +54,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3, help="runs (each a new order)")
     parser.add_argument("-m", dest="lanes", default=LANES, help=f"lanes (default: {LANES})")
-    parser.add_argument("-n", dest="workers", type=int, default=4, help="pytest-xdist workers")
+    parser.add_argument(
+        "-n", dest="workers", type=int, default=6, help="pytest-xdist workers (as .ci/run)"
+    )
     parser.add_argument("--seed", type=int, default=None, help="first seed (default: random)")
     parser.add_argument("--out", type=Path, default=ROOT / "test-artifacts" / "flakes")
     parser.add_argument("extra", nargs="*", help="more pytest arguments (after --)")

@@ -240,7 +240,7 @@ LONG_S = {
     "bots": 34,
     "test_browse.py::test_the_recent_public_games_are_listed_newest_first_and_filtered": 33,
     "test_players.py::test_play_now_rematch_and_both_games_on_the_profile": 33,
-    "test_fair_play.py::test_a_flagged_players_game_is_unrated_and_only_the_operator_sees_why": 32,
+    "test_fair_play.py::test_a_flagged_players_game_is_unrated_and_only_the_operator_sees_why": 45,
     "test_replay.py::test_replays_lists_the_recent_public_games_filters_them_and_opens_one": 29,
     "test_arena.py::test_players_who_join_are_seated_together_rated_counted_once_and_paired_"
     "again": 24,

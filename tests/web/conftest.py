@@ -151,17 +151,42 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(CHROMIUM_BROWSER, "flyswat-chromium")
 
 
+class Contexts:
+    """The worker's browser as the tests see it: its contexts block the client's service
+    worker unless a test allows it (``service_workers="allow"``).
+
+    The worker only keeps the client's files for a visit with no network (test_offline's
+    subject, and the journeys of test_players and test_play, which allow it); in every other
+    test it installed itself in each new context and fetched every file a second time, a
+    third of the CPU of opening a page (0.45 s of CPU against 0.30 for a context and its home
+    page, docs/BENCHMARKS.md, *The test suite*)."""
+
+    def __init__(self, browser: Any) -> None:
+        self._browser = browser
+
+    def new_context(self, **options: Any) -> Any:
+        options.setdefault("service_workers", "block")
+        return self._browser.new_context(**options)
+
+    def new_page(self, **options: Any) -> Any:
+        options.setdefault("service_workers", "block")
+        return self._browser.new_page(**options)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._browser, name)
+
+
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    """This worker's Chromium (:class:`Chromium`); each test opens its own contexts, and what
-    a module's tests leave open is closed after them."""
+    """This worker's Chromium (:class:`Chromium`, as :class:`Contexts`); each test opens its
+    own contexts, and what a module's tests leave open is closed after them."""
     if not CHROMIUM.exists():
         pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
     from playwright.sync_api import expect
 
     # The machine is shared: give slow moments room before an expectation fails.
     expect.set_options(timeout=15_000)
-    yield CHROMIUM_BROWSER.get()
+    yield Contexts(CHROMIUM_BROWSER.get())
     CHROMIUM_BROWSER.close_contexts()
 
 

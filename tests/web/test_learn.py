@@ -81,7 +81,7 @@ def test_strings_lost_on_the_way_are_asked_again_and_fill_the_page(
     server: str, browser: Browser
 ) -> None:
     """A dropped connection or a busy answer for a language's strings is not a blank page."""
-    ctx = browser.new_context(locale="de", service_workers="block")
+    ctx = browser.new_context(locale="de")
     page = ctx.new_page()
     asked: list[str] = []
 

@@ -26,7 +26,7 @@ def test_the_manifest_names_the_app_its_start_and_its_icons(server: str) -> None
 def test_loaded_once_the_practice_game_and_the_rules_run_offline(
     server: str, browser: Browser
 ) -> None:
-    ctx = browser.new_context(locale="pt", **PHONE)
+    ctx = browser.new_context(locale="pt", service_workers="allow", **PHONE)
     page = ctx.new_page()
     pt = strings("pt")
     page.goto(server + "/?practice")

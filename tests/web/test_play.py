@@ -132,10 +132,15 @@ def _record(url: str) -> dict[str, Any]:
 def test_two_players_and_two_bots_play_a_short_game_to_the_end(
     server: str, browser: Browser, artifacts: Path
 ) -> None:
-    laptop = browser.new_context(viewport={"width": 1280, "height": 800}, locale="en-GB")
-    phone = browser.new_context(
-        viewport={"width": 390, "height": 844}, locale="en-US", has_touch=True
+    # The client's service worker allowed: a player's browser has it (Bruno's reload is
+    # served by it).
+    laptop = browser.new_context(
+        viewport={"width": 1280, "height": 800}, locale="en-GB", service_workers="allow"
     )
+    phone = browser.new_context(
+        viewport={"width": 390, "height": 844}, locale="en-US", has_touch=True,
+        service_workers="allow",
+    )  # fmt: skip
     ana, bruno = laptop.new_page(), phone.new_page()
     ana_sockets = Sockets(ana)
     errors: list[str] = []

@@ -63,7 +63,8 @@ def test_a_new_player_plays_now_rematches_and_finds_both_games(
     server: str, browser: Browser, artifacts: Path
 ) -> None:
     phone = browser.new_context(viewport={"width": 390, "height": 844}, locale="en-GB",
-                                has_touch=True, accept_downloads=True)  # fmt: skip
+                                has_touch=True, accept_downloads=True,
+                                service_workers="allow")  # fmt: skip
     page = phone.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
