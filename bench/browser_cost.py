@@ -38,10 +38,9 @@ from harness.server import running_server
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tests.web.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from tests.web.table_state import ROUND_KEY_JS, look  # noqa: E402
 
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
 PHONE: dict[str, Any] = {"viewport": {"width": 390, "height": 844}, "has_touch": True}
 
 
@@ -50,13 +49,6 @@ def busy_s() -> float:
     with open("/proc/stat") as f:
         v = [int(x) for x in f.readline().split()[1:]]
     return (sum(v) - v[3] - v[4]) / 100
-
-
-def default_chromium() -> str:
-    for path in ("/usr/bin/chromium-headless-shell", "/usr/bin/chromium"):
-        if Path(path).exists():
-            return path
-    return "/usr/bin/chromium"
 
 
 def _delay() -> float:
@@ -146,7 +138,7 @@ def measure_game(browser: Any, url: str, games: int, poll: str, motion: str) -> 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("what", nargs="+", choices=["load", "game"])
-    parser.add_argument("--chromium", default=default_chromium())
+    parser.add_argument("--chromium", default=str(CHROMIUM))
     parser.add_argument("--contexts", type=int, default=10)
     parser.add_argument("--games", type=int, default=3)
     parser.add_argument("--poll", choices=["look", "calls"], default="look")
@@ -161,7 +153,7 @@ def main() -> int:
         ) as (url, _, _),
         sync_playwright() as p,
     ):
-        browser = p.chromium.launch(executable_path=args.chromium, args=ARGS)
+        browser = p.chromium.launch(executable_path=args.chromium, args=CHROMIUM_ARGS)
         if "load" in args.what:
             measure_load(browser, url, args.contexts, motion)
         if "game" in args.what:
