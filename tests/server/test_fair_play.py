@@ -360,10 +360,11 @@ async def test_a_flagged_players_game_is_unrated_and_only_the_operator_sees_why(
     public says why, and the operator's listing — which needs the operator's secret — and
     ``flyswat fairplay`` name the player and the reason; cleared, they are rated again.
 
-    The whole deck (45 rounds or more): on a busy machine the server sees some of the
-    script's hands late (its frames wait for a core), as it would a person's, and over the
-    27 first hands of a shorter game their spread was once too wide to tell; over 30 or more
-    its speed tells too (a median first hand of 250 ms), which such delays do not hide."""
+    The whole deck (31–36 rounds with a fly to slap in six games played so): on a busy
+    machine the server sees some of the script's hands late (its frames wait for a core), as
+    it would a person's, and over the 27 first hands of a shorter game their spread was once
+    too wide to tell; over 30 or more its speed tells too (a median first hand of 250 ms),
+    which such delays do not hide."""
     import sys
 
     from harness.server import ROOT
