@@ -199,3 +199,27 @@ def test_a_join_whose_reply_is_lost_is_sent_again_and_gets_the_same_seat(
     expect(host.locator(".seat-list li[data-seat='2'].free")).to_have_count(1)  # no 2nd seat
     laptop.close()
     other.close()
+
+
+#: The Reveal button's own animation, its ``::after``'s, and that pseudo-element's box.
+REVEAL_STYLE_JS = """() => { const b = document.querySelector('button.reveal');
+  const after = getComputedStyle(b, '::after');
+  return [getComputedStyle(b).animationName, after.animationName, after.bottom, after.height]; }"""
+
+
+def test_the_reveal_button_glows_while_its_turn_timer_runs_out_along_its_bottom(
+    server: str, browser: Browser
+) -> None:
+    """On the player's turn the button glows (its own box-shadow animation) and the turn
+    timer runs out as a bar along its bottom edge (its ``::after``); a change that drew the
+    glow with ``::after`` too took the timer's bar for it, unseen by every other test."""
+    ctx = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True,
+                              locale="en")  # fmt: skip
+    page = ctx.new_page()
+    page.goto(server + "/")
+    page.fill("#play-now-form input[name=player_name]", "Tamsin")
+    page.click("#play-now-form button")
+    page.wait_for_selector("button.reveal.timed:not([disabled])", timeout=30_000)
+    glow, bar, bottom, height = page.evaluate(REVEAL_STYLE_JS)
+    assert (glow, bar, bottom, height) == ("glow", "run-out", "0px", "4px")
+    ctx.close()
