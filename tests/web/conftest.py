@@ -181,7 +181,7 @@ def browser() -> Iterator[object]:
     """This worker's Chromium (:class:`Chromium`, as :class:`Contexts`); each test opens its
     own contexts, and what a module's tests leave open is closed after them."""
     if not CHROMIUM.exists():
-        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium chromium-headless-shell)")
     from playwright.sync_api import expect
 
     # The machine is shared: give slow moments room before an expectation fails.
