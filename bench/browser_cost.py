@@ -6,10 +6,10 @@ around each measure (so run it alone, under the benchmark lock):
 
 - ``load``: a new context and the home page, ``--contexts`` times, with the client's service
   worker allowed and then blocked; CPU-seconds per context;
-- ``game``: Play now on a phone and the game played to its end as ``tests/web/test_players``
-  plays it, ``--games`` times; CPU-seconds per second of game. ``--poll look`` reads the
-  table in one ``page.evaluate`` a look (``tests/web/table_state.py``), ``--poll calls`` as
-  the tests did before, one Playwright call per element (five or six a look).
+- ``game``: Play now on a phone and the game played to its end, ``--games`` times;
+  CPU-seconds per second of game. ``--poll look``: by ``tests/web/test_players``' own loop,
+  which reads the table in one ``page.evaluate`` a look (``tests/web/table_state.py``);
+  ``--poll calls``: as the tests did before, one Playwright call per element (five or six).
 
     flock -x -o /tmp/bench.lock uv run python bench/browser_cost.py load game
     flock -x -o /tmp/bench.lock uv run python bench/browser_cost.py game --poll calls \\
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import random
 import sys
 import tempfile
 import time
@@ -39,9 +38,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.web.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
-from tests.web.table_state import ROUND_KEY_JS, look  # noqa: E402
-
-PHONE: dict[str, Any] = {"viewport": {"width": 390, "height": 844}, "has_touch": True}
+from tests.web.table_state import ROUND_KEY_JS  # noqa: E402
+from tests.web.test_newcomer import PHONE  # noqa: E402
+from tests.web.test_players import _human_delay, _play_to_the_end  # noqa: E402
 
 
 def busy_s() -> float:
@@ -51,35 +50,11 @@ def busy_s() -> float:
     return (sum(v) - v[3] - v[4]) / 100
 
 
-def _delay() -> float:
-    return 0.6 + min(1.5, random.expovariate(1 / 0.3))  # test_players' human
-
-
-def play_look(page: Page) -> None:
-    """test_players' loop: one look a poll."""
-    opened_by: str | None = None
-    opened, delay = 0.0, _delay()
-    while not (st := look(page))["end"]:
-        if st["reveal"]:
-            with contextlib.suppress(Exception):
-                page.locator("button.reveal").tap(timeout=2000)
-        elif st["open"]:
-            if st["trigger"] != opened_by:
-                opened, opened_by, delay = time.monotonic(), st["trigger"], _delay()
-            if st["slappable"] and st["free"] and time.monotonic() - opened > delay:
-                with contextlib.suppress(Exception):
-                    page.locator(".fly-card.slappable").first.tap(timeout=500)
-                    page.locator("button.done:not([disabled])").tap(timeout=500)
-        else:
-            opened_by = None
-        time.sleep(0.05)
-
-
 def play_calls(page: Page) -> None:
     """The same player as the tests had it before: one Playwright call per element."""
     opened: float | None = None
     opened_by: str | None = None
-    delay = _delay()
+    delay = _human_delay()
     while not page.query_selector(".end"):
         if page.query_selector("button.reveal:not([disabled])"):
             with contextlib.suppress(Exception):
@@ -87,7 +62,7 @@ def play_calls(page: Page) -> None:
         if page.query_selector(".table.round-open"):
             key = page.evaluate(ROUND_KEY_JS)
             if key != opened_by:
-                opened, opened_by, delay = time.monotonic(), key, _delay()
+                opened, opened_by, delay = time.monotonic(), key, _human_delay()
             opened = opened or time.monotonic()
             flies = page.query_selector_all(".fly-card.slappable")
             free = page.query_selector(".my-hand.free")
@@ -116,7 +91,7 @@ def measure_load(browser: Any, url: str, contexts: int, motion: str) -> None:
 
 
 def measure_game(browser: Any, url: str, games: int, poll: str, motion: str) -> None:
-    play = play_look if poll == "look" else play_calls
+    play = _play_to_the_end if poll == "look" else play_calls
     rates = []
     for n in range(games):
         ctx = browser.new_context(locale="en-GB", reduced_motion=motion, **PHONE)
