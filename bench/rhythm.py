@@ -466,6 +466,9 @@ def run_step(server: Servers, tables: int, args: argparse.Namespace, prof: Path,
         wall1 = time.time()
         logs = [read_from(s.log, at) for s, at in zip(server.servers, logs0, strict=True)]
         machine1 = machine_cpu()
+        # A backend born in the window (the pages process connects at its first read) is
+        # counted whole: it had used nothing before the window began.
+        services += [pid for pid in service_pids() if pid not in services]
         out["services_cpu"] = (services_cpu(services) - services0) / (time.monotonic() - t0)
         out["alive"] = server.running() and all(alive(s) for s in server.servers)
         cpu1 = {"server": tree_cpu(server) if out["alive"] else cpu0["server"],

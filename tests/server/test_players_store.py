@@ -113,3 +113,52 @@ def test_a_leaderboard_page_and_a_rank_read_the_boards_index(url: str) -> None:
         assert ordinals == sorted(ordinals, reverse=True)
     finally:
         store.close()
+
+
+def test_the_standings_rank_every_player_as_counting_does_and_reads_again_once_its_time_is_up(
+    url: str,
+) -> None:
+    """The pages served apart rank from :class:`ps.Standings` (the ordinals read at most
+    every ``ttl_s``): the same rank as counting for every player, ties and both pools included,
+    and the same board size; a rating changed since is seen once ``ttl_s`` has passed."""
+    import sqlalchemy as sa
+
+    store = Store(url)
+    now = [0.0]
+    standings = ps.Standings(5.0, clock=lambda: now[0])
+    try:
+        with store.engine.begin() as conn:
+            conn.execute(sa.insert(ps.players), [
+                {"id": f"p{i:04d}", "name": f"P{i}", "name_key": f"p{i}", "secret_hash": "0" * 64,
+                 "created_at": "2026-12-03T00:00:00Z", "mu": 20 + i % 7, "sigma": 1 + i % 3,
+                 "games": 3, "rated": 0 if i % 11 == 0 else 3, "bot": i % 5 == 0}
+                for i in range(300)
+            ])  # fmt: skip
+        with store.engine.connect() as conn:
+            for bots in (False, True):
+                counted, total = ps.leaderboard(conn, 1, 0, bots)
+                assert standings.total(conn, bots) == total
+                assert ps.leaderboard(conn, 1, 0, bots, standings) == (counted, total)
+            for i in range(300):
+                pid = f"p{i:04d}"
+                assert ps.profile(conn, pid, standings) == ps.profile(conn, pid), pid
+            ranks = {
+                f"p{i:04d}": ps.profile(conn, f"p{i:04d}")["rank"]
+                for i in range(300)
+                if i % 5 and i % 11
+            }  # the rated people
+        last = max(ranks, key=ranks.__getitem__)  # the board's last, made its first
+        other = min((pid for pid in ranks if ranks[pid] > 1), key=ranks.__getitem__)
+        best = Rating(60.0, 1.0)
+        with store.engine.begin() as conn:
+            conn.execute(sa.update(ps.players).where(ps.players.c.id == last)
+                         .values(mu=best.mu, sigma=best.sigma))  # fmt: skip
+        with store.engine.connect() as conn:
+            assert ps.profile(conn, last, standings)["rank"] == 1  # its own row is read now
+            passed = ps.profile(conn, other)
+            assert passed["rank"] == ranks[other] + 1
+            assert ps.profile(conn, other, standings)["rank"] == ranks[other]  # not yet
+            now[0] = 5.0
+            assert ps.profile(conn, other, standings) == passed
+    finally:
+        store.close()

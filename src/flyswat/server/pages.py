@@ -34,6 +34,9 @@ BOARD_PAGE, MAX_BOARD_PAGE = 50, 200
 MAX_OFFSET = 1_000_000
 #: Threads for the players' SQL (:meth:`Pages.db`).
 DB_THREADS = 2
+#: How old the ranks and the board's size may be where the pages are served apart
+#: (:class:`~flyswat.server.players_store.Standings`), in seconds.
+STANDINGS_TTL_S = 5.0
 
 T = TypeVar("T")
 
@@ -88,8 +91,12 @@ def games_page(request: Request) -> tuple[int | None, int]:
 class Pages:
     """The read-only players' pages over a store's ``engine``."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, standings_ttl_s: float | None = None) -> None:
+        """``standings_ttl_s``: ranks and the board's size from :class:`~flyswat.server.
+        players_store.Standings` that old at most (the pages served apart); None: counted
+        at each read (a node, whose players see their new rank at once)."""
         self.engine = engine
+        self.standings = ps.Standings(standings_ttl_s) if standings_ttl_s is not None else None
         #: Reads need no transaction: in autocommit a connection goes back to the pool
         #: without a rollback's round trip.
         self.reads = engine.execution_options(isolation_level="AUTOCOMMIT")
@@ -115,7 +122,7 @@ class Pages:
 
     async def profile(self, request: Request) -> Response:
         pid = player_id(request)
-        found = await self.db(lambda conn: ps.profile(conn, pid))
+        found = await self.db(lambda conn: ps.profile(conn, pid, self.standings))
         return JSONResponse(p.Profile(**found).model_dump())
 
     async def games(self, request: Request) -> Response:
@@ -145,7 +152,7 @@ class Pages:
         if pool not in ("people", "bots"):
             raise MalformedError("pool is people or bots")
         rows, total = await self.db(
-            lambda conn: ps.leaderboard(conn, limit, offset, bots=pool == "bots")
+            lambda conn: ps.leaderboard(conn, limit, offset, pool == "bots", self.standings)
         )
         bots = {level: r.shown for level, r in BOT_RATINGS.items()}
         board = p.Leaderboard(players=[p.Leader(**r) for r in rows], total=total, bots=bots)
