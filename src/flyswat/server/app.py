@@ -33,7 +33,7 @@ from flyswat.server.arena_routes import ArenaRoutes
 from flyswat.server.cluster import Cluster, RedisShared, Shared
 from flyswat.server.limits import Limits, request_buckets, scrape_buckets, table_buckets
 from flyswat.server.metrics import Metrics
-from flyswat.server.pages import STANDINGS_TTL_S, Pages
+from flyswat.server.pages import Pages
 from flyswat.server.players_routes import PLAY_NOW_WAIT_MS, Players
 from flyswat.server.routes import TableRoutes
 from flyswat.server.runner import Runner
@@ -148,7 +148,7 @@ def build_pages_app(db_url: str, limits: Limits | None = None) -> Starlette:
     for the proxy to send those paths to (``docs/DEPLOY.md``, *The players' pages apart*)."""
     limits = limits or Limits()
     store = Store(db_url)
-    pages = Pages(store.engine, STANDINGS_TTL_S)
+    pages = Pages(store.engine, apart=True)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:

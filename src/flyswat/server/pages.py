@@ -91,33 +91,43 @@ def games_page(request: Request) -> tuple[int | None, int]:
 class Pages:
     """The read-only players' pages over a store's ``engine``."""
 
-    def __init__(self, engine: Engine, standings_ttl_s: float | None = None) -> None:
-        """``standings_ttl_s``: ranks and the board's size from :class:`~flyswat.server.
-        players_store.Standings` that old at most (the pages served apart); None: counted
-        at each read (a node, whose players see their new rank at once)."""
+    def __init__(self, engine: Engine, apart: bool = False) -> None:
+        """``apart``: served by a process that holds no table (``--role pages``): its ranks
+        and the board's size come from :class:`~flyswat.server.players_store.Standings` at
+        most :data:`STANDINGS_TTL_S` old, and its SQL runs on its event loop. Else (a node)
+        ranks are counted at each read, so that a player sees their new rank at once, and
+        the SQL runs on threads of its own, never on the loop that runs the tables."""
         self.engine = engine
-        self.standings = ps.Standings(standings_ttl_s) if standings_ttl_s is not None else None
+        self.standings = ps.Standings(STANDINGS_TTL_S) if apart else None
         #: Reads need no transaction: in autocommit a connection goes back to the pool
         #: without a rollback's round trip.
         self.reads = engine.execution_options(isolation_level="AUTOCOMMIT")
-        #: The players' SQL runs on threads of its own, few of them: each thread that holds
-        #: the interpreter makes the event loop wait for it, so many at once (the default
-        #: pool has one a core and four more) would hold up every table's reveals.
-        self.pool = ThreadPoolExecutor(DB_THREADS, thread_name_prefix="flyswat-players")
+        #: A node's players' SQL runs on threads of its own, few of them: each thread that
+        #: holds the interpreter makes the event loop wait for it, so many at once (the
+        #: default pool has one a core and four more) would hold up every table's reveals.
+        #: Apart, there is no table to hold up: a read's SQL (a millisecond or less) runs on
+        #: the loop, one read at a time, which costs the process a third less CPU a read than
+        #: handing it to a thread and back (``docs/BENCHMARKS.md``); more cores, more workers.
+        self.pool = (
+            None if apart else ThreadPoolExecutor(DB_THREADS, thread_name_prefix="flyswat-players")
+        )
 
     def close(self) -> None:
         """Let the SQL threads go (what they are running ends first)."""
-        self.pool.shutdown(wait=False)
+        if self.pool is not None:
+            self.pool.shutdown(wait=False)
 
     async def db(self, work: Callable[[Connection], T], write: bool = False) -> T:
-        """``work(conn)`` on a worker thread, in a transaction when ``write``: the event loop,
-        and every table on it, never waits for the players' SQL (a slow leaderboard or
-        profile holds no reveal)."""
+        """``work(conn)``, in a transaction when ``write``: on a node, on a worker thread (the
+        event loop, and every table on it, never waits for the players' SQL: a slow
+        leaderboard or profile holds no reveal); apart, on the loop."""
 
         def run() -> T:
             with self.engine.begin() if write else self.reads.connect() as conn:
                 return work(conn)
 
+        if self.pool is None:
+            return run()
         return await asyncio.get_running_loop().run_in_executor(self.pool, run)
 
     async def profile(self, request: Request) -> Response:
