@@ -60,3 +60,29 @@ async def test_a_pages_process_answers_every_page_as_the_node_does_and_holds_no_
         async with ws_connect(f"ws://127.0.0.1:{port}/ws/{code}", open_timeout=5):
             pass
     assert refused.value.response.status_code == 403
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("apart", [True, False])
+async def test_apart_a_quick_read_runs_on_the_loop_and_any_other_on_a_thread(
+    apart: bool, tmp_path: Path
+) -> None:
+    """Where the pages are apart a quick read's SQL runs on the event loop (no table to hold
+    up); a read the client can make slow (the replays' filters, a far board page) takes a
+    thread there too; on a node every read takes a thread (``Pages.db``)."""
+    import threading
+
+    from flyswat.server.pages import Pages
+    from flyswat.server.store import Store
+
+    store = Store(f"sqlite:///{tmp_path / 'pages.db'}")
+    pages = Pages(store.engine, apart=apart)
+    loop_thread = threading.get_ident()
+    try:
+        quick = await pages.db(lambda conn: threading.get_ident(), quick=True)
+        other = await pages.db(lambda conn: threading.get_ident())
+    finally:
+        pages.close()
+        store.close()
+    assert (quick == loop_thread) is apart
+    assert other != loop_thread

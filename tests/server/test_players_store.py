@@ -134,6 +134,7 @@ def test_the_standings_rank_every_player_as_counting_does_and_reads_again_once_i
                  "games": 3, "rated": 0 if i % 11 == 0 else 3, "bot": i % 5 == 0}
                 for i in range(300)
             ])  # fmt: skip
+        assert not standings.fresh()  # never read
         with store.engine.connect() as conn:
             for bots in (False, True):
                 counted, total = ps.leaderboard(conn, 1, 0, bots)
@@ -158,7 +159,9 @@ def test_the_standings_rank_every_player_as_counting_does_and_reads_again_once_i
             passed = ps.profile(conn, other)
             assert passed["rank"] == ranks[other] + 1
             assert ps.profile(conn, other, standings)["rank"] == ranks[other]  # not yet
+            assert standings.fresh()
             now[0] = 5.0
+            assert not standings.fresh()
             assert ps.profile(conn, other, standings) == passed
     finally:
         store.close()

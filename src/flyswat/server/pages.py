@@ -5,8 +5,9 @@ Every node serves them (:class:`~flyswat.server.players_routes.Players` has them
 ``flyswat serve --role pages`` serves them alone, with the web client's files, from a process that
 holds no table: behind the proxy, the paths of these pages go to it, and a leaderboard or a
 profile read costs the nodes that run the tables nothing (``docs/DEPLOY.md``). Each handler
-parses its query, runs one read of :mod:`flyswat.server.players_store` on a thread of its
-own (never on the event loop) and answers with a :mod:`flyswat.protocol` model.
+parses its query, runs one read of :mod:`flyswat.server.players_store` (on a node, on a
+thread of its own, never on the event loop that runs the tables; apart, on the loop:
+:class:`Pages`) and answers with a :mod:`flyswat.protocol` model.
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ DB_THREADS = 2
 #: How old the ranks and the board's size may be where the pages are served apart
 #: (:class:`~flyswat.server.players_store.Standings`), in seconds.
 STANDINGS_TTL_S = 5.0
+#: The farthest offset of a board page read on the loop where the pages are apart: the
+#: database walks the board's index to it (a page at 15,000 took 10 ms at 20,000 players).
+QUICK_OFFSET = 1_000
 
 T = TypeVar("T")
 
@@ -94,51 +98,59 @@ class Pages:
     def __init__(self, engine: Engine, apart: bool = False) -> None:
         """``apart``: served by a process that holds no table (``--role pages``): its ranks
         and the board's size come from :class:`~flyswat.server.players_store.Standings` at
-        most :data:`STANDINGS_TTL_S` old, and its SQL runs on its event loop. Else (a node)
-        ranks are counted at each read, so that a player sees their new rank at once, and
-        the SQL runs on threads of its own, never on the loop that runs the tables."""
+        most :data:`STANDINGS_TTL_S` old, and its quick reads run their SQL on its event
+        loop (:meth:`db`). Else (a node) ranks are counted at each read, so that a player
+        sees their new rank at once, and every read's SQL runs on threads of its own."""
         self.engine = engine
         self.standings = ps.Standings(STANDINGS_TTL_S) if apart else None
+        self.inline = apart
         #: Reads need no transaction: in autocommit a connection goes back to the pool
         #: without a rollback's round trip.
         self.reads = engine.execution_options(isolation_level="AUTOCOMMIT")
-        #: A node's players' SQL runs on threads of its own, few of them: each thread that
-        #: holds the interpreter makes the event loop wait for it, so many at once (the
-        #: default pool has one a core and four more) would hold up every table's reveals.
-        #: Apart, there is no table to hold up: a read's SQL (a millisecond or less) runs on
-        #: the loop, one read at a time, which costs the process a third less CPU a read than
-        #: handing it to a thread and back (``docs/BENCHMARKS.md``); more cores, more workers.
-        self.pool = (
-            None if apart else ThreadPoolExecutor(DB_THREADS, thread_name_prefix="flyswat-players")
-        )
+        #: The players' SQL runs on threads of its own, few of them: each thread that holds
+        #: the interpreter makes the event loop wait for it, so many at once (the default
+        #: pool has one a core and four more) would hold up every table's reveals.
+        self.pool = ThreadPoolExecutor(DB_THREADS, thread_name_prefix="flyswat-players")
 
     def close(self) -> None:
         """Let the SQL threads go (what they are running ends first)."""
-        if self.pool is not None:
-            self.pool.shutdown(wait=False)
+        self.pool.shutdown(wait=False)
 
-    async def db(self, work: Callable[[Connection], T], write: bool = False) -> T:
-        """``work(conn)``, in a transaction when ``write``: on a node, on a worker thread (the
-        event loop, and every table on it, never waits for the players' SQL: a slow
-        leaderboard or profile holds no reveal); apart, on the loop."""
+    async def db(self, work: Callable[[Connection], T], write: bool = False,
+                 quick: bool = False) -> T:  # fmt: skip
+        """``work(conn)``, in a transaction when ``write``, on a worker thread: the event
+        loop, and every table on it, never waits for the players' SQL (a slow leaderboard
+        or profile holds no reveal). Apart, a ``quick`` read (a fraction of a millisecond
+        of SQL by an index, whatever it is asked: a profile, a page of a player's games, a
+        near page of the board, a game) runs on the loop: there is no table to hold up, and
+        it costs the process a third less CPU than a thread's round trip
+        (``docs/BENCHMARKS.md``); a read whose cost the client's query can raise (the
+        replays' filters, a far page of the board) still takes a thread."""
 
         def run() -> T:
             with self.engine.begin() if write else self.reads.connect() as conn:
                 return work(conn)
 
-        if self.pool is None:
+        if quick and self.inline:
             return run()
         return await asyncio.get_running_loop().run_in_executor(self.pool, run)
 
+    def _standing(self) -> bool:
+        """The standings need no reading now (reading them walks every rated player: a
+        thread's work)."""
+        return self.standings is None or self.standings.fresh()
+
     async def profile(self, request: Request) -> Response:
         pid = player_id(request)
-        found = await self.db(lambda conn: ps.profile(conn, pid, self.standings))
+        found = await self.db(
+            lambda conn: ps.profile(conn, pid, self.standings), quick=self._standing()
+        )
         return JSONResponse(p.Profile(**found).model_dump())
 
     async def games(self, request: Request) -> Response:
         pid = player_id(request)
         before, limit = games_page(request)
-        rows, nxt = await self.db(lambda conn: ps.games_page(conn, pid, before, limit))
+        rows, nxt = await self.db(lambda conn: ps.games_page(conn, pid, before, limit), quick=True)
         return JSONResponse(p.PlayedGames(games=[p.PlayedGame(**r) for r in rows],
                                           next=nxt).model_dump())  # fmt: skip
 
@@ -162,7 +174,8 @@ class Pages:
         if pool not in ("people", "bots"):
             raise MalformedError("pool is people or bots")
         rows, total = await self.db(
-            lambda conn: ps.leaderboard(conn, limit, offset, pool == "bots", self.standings)
+            lambda conn: ps.leaderboard(conn, limit, offset, pool == "bots", self.standings),
+            quick=offset <= QUICK_OFFSET and self._standing(),
         )
         bots = {level: r.shown for level, r in BOT_RATINGS.items()}
         board = p.Leaderboard(players=[p.Leader(**r) for r in rows], total=total, bots=bots)
@@ -170,14 +183,14 @@ class Pages:
 
     async def game(self, request: Request) -> Response:
         game = str(request.path_params["game"])
-        found = await self.db(lambda conn: ps.game_summary(conn, game))
+        found = await self.db(lambda conn: ps.game_summary(conn, game), quick=True)
         if found is None:
             raise IllegalActionError("no finished game with that id", "not_found")
         return JSONResponse(p.GameSummary(**found).model_dump())
 
     async def game_record(self, request: Request) -> Response:
         game = str(request.path_params["game"])
-        found = await self.db(lambda conn: ps.record_of(conn, game))
+        found = await self.db(lambda conn: ps.record_of(conn, game), quick=True)
         if found is None:
             raise IllegalActionError("no finished game with that id", "not_found")
         name = f"flyswat-{game}.json"

@@ -286,12 +286,16 @@ class Standings:
         self._at = -math.inf
         self._lock = threading.Lock()
 
+    def fresh(self) -> bool:
+        """Read less than ``ttl_s`` ago: :meth:`pool` reads nothing now."""
+        return self.clock() - self._at < self.ttl_s
+
     def pool(self, conn: Connection, bot: bool) -> list[float]:
         """The people's (or the bot accounts') ordinals, lowest first, read again when older
         than ``ttl_s``."""
-        if self.clock() - self._at >= self.ttl_s:
+        if not self.fresh():
             with self._lock:
-                if self.clock() - self._at >= self.ttl_s:
+                if not self.fresh():
                     pools: dict[bool, list[float]] = {False: [], True: []}
                     rows = conn.execute(select(players.c.bot, ORDINAL).where(players.c.rated > 0))
                     for is_bot, value in rows:
