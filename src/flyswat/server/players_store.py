@@ -28,6 +28,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    bindparam,
     column,
     func,
     insert,
@@ -39,6 +40,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.selectable import Select
 
 from flyswat import fairplay
 from flyswat.errors import IllegalActionError
@@ -219,20 +221,24 @@ def ratings_of(conn: Connection, ids: Sequence[str]) -> dict[str, Rating]:
     return {r[0]: Rating(r[1], r[2]) for r in rows}
 
 
+#: A profile's two statements, made once (a statement built at each read costs more of
+#: SQLAlchemy's time than the database takes to answer it).
+_PLAYER = select(players).where(players.c.id == bindparam("pid"))
+_TOTALS = select(
+    func.count(), func.sum(player_games.c.points), func.sum(player_games.c.flies),
+    func.sum(player_games.c.too_fast), func.avg(player_games.c.reaction_ms),
+    func.min(player_games.c.place), func.count().filter(player_games.c.place == 1),
+).where(player_games.c.player_id == bindparam("pid"))  # fmt: skip
+
+
 def profile(conn: Connection, player_id: str, standings: Standings | None = None) -> dict[str, Any]:
     """What ``GET /api/players/{id}`` answers; raises ``no_player``. The rank is from the
     ``standings`` when given (:class:`Standings`), else counted now."""
-    row = conn.execute(select(players).where(players.c.id == player_id)).mappings().first()
+    row = conn.execute(_PLAYER, {"pid": player_id}).mappings().first()
     if row is None:
         raise _not_found(player_id)
-    pg = player_games.c
     zero = (0, 0, 0, 0, None, None, 0)
-    totals = conn.execute(
-        select(func.count(), func.sum(pg.points), func.sum(pg.flies), func.sum(pg.too_fast),
-               func.avg(pg.reaction_ms), func.min(pg.place),
-               func.count().filter(pg.place == 1))
-        .where(pg.player_id == player_id)
-    ).first()  # fmt: skip
+    totals = conn.execute(_TOTALS, {"pid": player_id}).first()
     rating = Rating(row["mu"], row["sigma"])
     t = totals if totals is not None else zero
     mean = t[4]
@@ -354,20 +360,31 @@ def _game_row(r: Any, private: set[str] | frozenset[str] = frozenset()) -> dict[
     }  # fmt: skip
 
 
+def _games_page(before: bool) -> Select[Any]:
+    """A page of a player's games, with whether each game's table was public from the
+    game's row (kept at its end), not from the tables' events: a table's log is hundreds of
+    rows, read by code."""
+    pg = player_games.c
+    query = (select(player_games, games.c.public)
+             .outerjoin(games, games.c.game_id == pg.game_id)
+             .where(pg.player_id == bindparam("pid")))  # fmt: skip
+    if before:
+        query = query.where(pg.id < bindparam("before"))
+    return query.order_by(pg.id.desc()).limit(bindparam("limit"))
+
+
+_GAMES_PAGE, _GAMES_PAGE_BEFORE = _games_page(False), _games_page(True)
+
+
 def games_page(
     conn: Connection, player_id: str, before: int | None, limit: int
 ) -> tuple[list[dict[str, Any]], int | None]:
     """One page of the player's games, newest first, from below the cursor ``before``; and
     the cursor of the next page (None at the end). Raises ``no_player``."""
-    pg = player_games.c
-    # Whether each game's table was public, from the game's row (kept at its end), not from
-    # the tables' events: a table's log is hundreds of rows, read by code.
-    query = (select(player_games, games.c.public)
-             .outerjoin(games, games.c.game_id == pg.game_id)
-             .where(pg.player_id == player_id))  # fmt: skip
+    query, args = _GAMES_PAGE, {"pid": player_id, "limit": limit + 1}
     if before is not None:
-        query = query.where(pg.id < before)
-    rows = list(conn.execute(query.order_by(pg.id.desc()).limit(limit + 1)).mappings())
+        query, args = _GAMES_PAGE_BEFORE, {**args, "before": before}
+    rows = list(conn.execute(query, args).mappings())
     known = select(players.c.id).where(players.c.id == player_id)
     if not rows and conn.execute(known).first() is None:  # a player with games is known
         raise _not_found(player_id)
@@ -375,6 +392,16 @@ def games_page(
     rows = rows[:limit]
     private = {r["code"] for r in rows if not r["public"]}
     return [_game_row(r, private) for r in rows], (rows[-1]["id"] if more and rows else None)
+
+
+#: A page of the people's board and of the bot accounts', made once.
+_BOARD_PAGES = {
+    bots: select(players.c.id, players.c.name, players.c.mu, players.c.sigma, players.c.games,
+                 players.c.rated)
+    .where(players.c.rated > 0, players.c.bot == bots)
+    .order_by(ORDINAL.desc(), players.c.id).limit(bindparam("limit")).offset(bindparam("offset"))
+    for bots in (False, True)
+}  # fmt: skip
 
 
 def leaderboard(
@@ -388,15 +415,12 @@ def leaderboard(
     (counted by the ``standings`` when given): the people's board, or with ``bots`` the bot
     accounts' own."""
     c = players.c
-    pool = (c.rated > 0, c.bot == bots)
     if standings is not None:
         total = standings.total(conn, bots)
     else:
-        total = int(conn.execute(select(func.count()).where(*pool)).scalar() or 0)
-    rows = conn.execute(
-        select(c.id, c.name, c.mu, c.sigma, c.games, c.rated).where(*pool)
-        .order_by(ORDINAL.desc(), c.id).limit(limit).offset(offset)
-    )  # fmt: skip
+        total = int(conn.execute(select(func.count()).where(c.rated > 0, c.bot == bots))
+                    .scalar() or 0)  # fmt: skip
+    rows = conn.execute(_BOARD_PAGES[bots], {"limit": limit, "offset": offset})
     board = [{"rank": offset + i + 1, "id": r[0], "name": r[1], "rating": Rating(r[2], r[3]).shown,
               "conservative": round(ordinal(r[2], r[3]) * 40), "games": r[4], "rated_games": r[5],
               "provisional": provisional(r[3]), "bot": bots}
