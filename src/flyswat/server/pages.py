@@ -103,7 +103,6 @@ class Pages:
         sees their new rank at once, and every read's SQL runs on threads of its own."""
         self.engine = engine
         self.standings = ps.Standings(STANDINGS_TTL_S) if apart else None
-        self.inline = apart
         #: Reads need no transaction: in autocommit a connection goes back to the pool
         #: without a rollback's round trip.
         self.reads = engine.execution_options(isolation_level="AUTOCOMMIT")
@@ -131,7 +130,7 @@ class Pages:
             with self.engine.begin() if write else self.reads.connect() as conn:
                 return work(conn)
 
-        if quick and self.inline:
+        if quick and self.standings is not None:  # apart
             return run()
         return await asyncio.get_running_loop().run_in_executor(self.pool, run)
 
