@@ -45,6 +45,7 @@ import argparse
 import contextlib
 import functools
 import json
+import math
 import multiprocessing as mp
 import os
 import queue
@@ -397,6 +398,57 @@ def services_cpu(pids: list[int]) -> float:
     return total
 
 
+#: The server's own histograms read over the window (``/metrics``, a server since issue 20):
+#: a slap round's close to its result queued (the store's commit included), each group
+#: commit of the store, the loop's lateness every 50 ms.
+HISTOGRAMS = (
+    "flyswat_round_result_seconds",
+    "flyswat_store_commit_seconds",
+    "flyswat_loop_stall_seconds",
+)
+
+
+def histograms(servers: Servers) -> dict[str, dict[float, float]]:
+    """Every node's :data:`HISTOGRAMS`, summed: cumulative counts by bucket bound (s); empty
+    for a server without them."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    out: dict[str, dict[float, float]] = {name: {} for name in HISTOGRAMS}
+    for url in servers.urls():
+        try:
+            text = httpx.get(url + "/metrics", timeout=10).text
+        except httpx.HTTPError:
+            continue
+        with contextlib.suppress(ValueError):
+            for family in text_string_to_metric_families(text):
+                for sample in family.samples:
+                    name = sample.name.removesuffix("_bucket")
+                    if sample.name.endswith("_bucket") and name in out:
+                        le = float(sample.labels["le"])
+                        out[name][le] = out[name].get(le, 0.0) + sample.value
+    return out
+
+
+def over_window(
+    before: dict[str, dict[float, float]], after: dict[str, dict[float, float]]
+) -> dict[str, dict[str, float]]:
+    """What each histogram counted in the window: how many, how many over 25, 50, 100 and
+    250 ms, and the bound of the bucket of the slowest (ms; inf past the last bound)."""
+    out = {}
+    for name, counts in after.items():
+        if not counts:
+            continue
+        delta = {le: n - before.get(name, {}).get(le, 0.0) for le, n in sorted(counts.items())}
+        total = delta[math.inf]
+        fig: dict[str, float] = {"count": total}
+        for ms in (25, 50, 100, 250):
+            fig[f"over_{ms}"] = total - max((n for le, n in delta.items() if le <= ms / 1000),
+                                            default=0.0)  # fmt: skip
+        fig["max_le_ms"] = next((le * 1000 for le, n in delta.items() if n >= total), math.inf)
+        out[name.removeprefix("flyswat_")] = fig
+    return out
+
+
 def run_step(server: Servers, tables: int, args: argparse.Namespace, prof: Path, gc_log: Path,
              reads: float = 0.0, ids: list[str] | None = None,
              pages: ServerProcess | None = None) -> dict[str, Any]:  # fmt: skip
@@ -456,6 +508,7 @@ def run_step(server: Servers, tables: int, args: argparse.Namespace, prof: Path,
         machine0 = machine_cpu()
         services = service_pids()
         services0 = services_cpu(services)
+        hist0 = histograms(server)
         rss_max = 0
         while time.monotonic() < t0 + args.duration:
             time.sleep(min(1.0, max(0.0, t0 + args.duration - time.monotonic())))
@@ -464,6 +517,7 @@ def run_step(server: Servers, tables: int, args: argparse.Namespace, prof: Path,
             rss_max = max(rss_max, sum(rss_bytes(pid) for pid in server.pids()))
         window = time.monotonic() - t0
         wall1 = time.time()
+        out["server_histograms"] = over_window(hist0, histograms(server))
         logs = [read_from(s.log, at) for s, at in zip(server.servers, logs0, strict=True)]
         machine1 = machine_cpu()
         # A backend born in the window (the pages process connects at its first read) is
@@ -559,7 +613,36 @@ def figures(reports: list[dict[str, Any]], cpu: dict[str, float]) -> dict[str, A
         "event_loop": reports[0]["loop"],
         "msgs_in_per_player": sent / players,
         "msgs_out_per_player": received / players,
+        # When the slow things happened (s into the window): rounds over 100 ms, the
+        # generators' lags over 25 ms, the games' ends; by 5-s bins where any was.
+        "slow_by_time": slow_by_time(reports),
     }
+
+
+def slow_by_time(reports: list[dict[str, Any]], bin_s: float = 5.0) -> list[dict[str, Any]]:
+    """Per ``bin_s`` of the window with a round over 100 ms or a generator's lag over 25 ms:
+    its start (s), how many such rounds and the slowest (ms), the longest lag (ms), and how
+    many games ended in it (a generator too old to tell: none)."""
+    bins: dict[int, dict[str, Any]] = {}
+
+    def at(t: float) -> dict[str, Any]:
+        return bins.setdefault(int(t // bin_s), {"slow_rounds": 0, "slowest_ms": 0.0,
+                                                 "lag_ms": 0.0, "games_over": 0})  # fmt: skip
+
+    for r in reports:
+        for t, ms in r.get("slow_rounds", []):
+            b = at(t)
+            b["slow_rounds"] += 1
+            b["slowest_ms"] = max(b["slowest_ms"], ms)
+        for t, ms in r.get("slow_lags", []):
+            b = at(t)
+            b["lag_ms"] = max(b["lag_ms"], ms)
+    slow = set(bins)
+    for r in reports:
+        for t in r.get("games_over_at", []):
+            if int(t // bin_s) in slow:
+                bins[int(t // bin_s)]["games_over"] += 1
+    return [{"at_s": k * bin_s, **v} for k, v in sorted(bins.items())]
 
 
 def read_figures(report: dict[str, Any], rate: float) -> dict[str, Any]:
@@ -660,6 +743,19 @@ def details(fig: dict[str, Any]) -> list[str]:
         + "; generator CPU by process: "
         + ", ".join(f"{k} {v:.1%}" for k, v in fig["generator_cpu_by_process"].items()),
     ]
+    slow = fig.get("slow_by_time") or []
+    if slow:
+        lines.append("  when the slow came (s into the window: rounds over 100 ms, the slowest, "
+                     "the generator's longest lag, games ended in those 5 s): " + "; ".join(
+                         f"{b['at_s']:.0f}: {b['slow_rounds']}, {b['slowest_ms']:.0f}, "
+                         f"{b['lag_ms']:.0f}, {b['games_over']}" for b in slow[:20]))  # fmt: skip
+    hist = fig.get("server_histograms") or {}
+    if hist:
+        lines.append("  the server's own counts in the window (how many; over 25/50/100/250 ms; "
+                     "the slowest's bucket): " + "; ".join(
+                         f"{name} {h['count']:.0f}; {h['over_25']:.0f}/{h['over_50']:.0f}/"
+                         f"{h['over_100']:.0f}/{h['over_250']:.0f}; ≤ {h['max_le_ms']:g} ms"
+                         for name, h in hist.items()))  # fmt: skip
     return lines + read_line + ["  " + line for line in fig.get("profile", [])]
 
 

@@ -53,6 +53,7 @@ class Generator:
         self.failures: Counter[str] = Counter()
         self.rounds: list[tuple[float, float]] = []  # (last action sent at, ms to its result)
         self.last_actions: list[float] = []
+        self.games_over_at: list[float] = []  # when each game's end was seen
         self.timeouts: list[float] = []
         self.lag_ms: list[tuple[float, float]] = []
         self.stopping = False
@@ -167,6 +168,10 @@ class Generator:
             "rounds": sum(1 for at in self.last_actions if inside(at)),
             "timeouts": sum(1 for at in self.timeouts if inside(at)),
             "lag_ms": [ms for at, ms in self.lag_ms if inside(at)],
+            # When in the window (s) the slow ones came: rounds over 100 ms, lags over 25.
+            "slow_rounds": [(at - t0, ms) for at, ms in self.rounds if inside(at) and ms > 100],
+            "slow_lags": [(at - t0, ms) for at, ms in self.lag_ms if inside(at) and ms > 25],
+            "games_over_at": [at - t0 for at in self.games_over_at if inside(at)],
             "window": dict(count),
             "window_errors": dict(Counter(after["errors"]) - Counter(before["errors"])),
             "total": after["count"],

@@ -29,6 +29,7 @@ class Host(Protocol):
     errors: Counter[str]
     rounds: list[tuple[float, float]]
     last_actions: list[float]
+    games_over_at: list[float]
     timeouts: list[float]
 
     def spawn(self, coro: Any) -> asyncio.Task[Any]:

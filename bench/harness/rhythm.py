@@ -317,6 +317,7 @@ class Table:
             return
         self.over = True
         self.gen.count["games_over"] += 1
+        self.gen.games_over_at.append(self.gen.loop.time())
         for player in self.players:
             player.over = True
         self.gen.loop.call_later(1.0, self.close)
