@@ -97,6 +97,48 @@ async def test_many_submissions_are_committed_together_and_reported_in_order(
 
 
 @pytest.mark.anyio
+async def test_games_ending_together_wait_behind_the_other_tables_a_few_a_commit(
+    store: HeldStore,
+) -> None:
+    from flyswat.table import events as ev
+
+    writer = Writer(store, asyncio.get_running_loop())
+    done: list[str] = []
+    all_done = asyncio.Event()
+    options = p.TableOptions(seats=2)
+    created = ev.Created(options=options, host=0, created_at="2026-12-01T00:00:00Z")
+    ends = [f"E{i}" for i in range(10)]
+    expected = 1 + len(ends) + 2
+
+    def report(what: str) -> Any:
+        def told() -> None:
+            done.append(what)
+            if len(done) == expected:
+                all_done.set()
+
+        return told
+
+    for code in ["L0", *ends]:
+        store.write_batch([(code, [created])])
+    store.hold.clear()
+    writer.submit("L0", [ev.SaidDone(seat=0, turn=1)], report("first"))  # the writer holds it
+    await asyncio.sleep(0.05)
+    for code in ends:
+        writer.submit(code, [ev.SaidDone(seat=0, turn=9), ev.Over(game_id=code)], report(code))
+    writer.submit("E0", [ev.RematchSet(seat=0)], report("E0 after its end"))
+    writer.submit("L0", [ev.SaidDone(seat=1, turn=1)], report("L0 again"))
+    store.batches.clear()
+    store.hold.set()
+    await asyncio.wait_for(all_done.wait(), 10)
+    writer.stop()
+    # The other table's submission first, then the games' ends four at a time, a table's
+    # later submission behind its end.
+    assert done == ["first", "L0 again", *ends[:4], *ends[4:8], *ends[8:], "E0 after its end"]
+    assert store.batches == [1, 1, 4, 4, 3]
+    assert [e.kind for e in store.load("E0")][-3:] == ["done", "over", "rematch"]
+
+
+@pytest.mark.anyio
 async def test_a_message_goes_out_only_once_its_event_is_stored(store: HeldStore) -> None:
     runner = Runner(store, sources=Sources.fixed)
     runner.start()

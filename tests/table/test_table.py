@@ -3,6 +3,8 @@ restoring — all synchronous, on a clock the test sets."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from flyswat import bots
@@ -11,7 +13,7 @@ from flyswat.bots import PlannedSlap
 from flyswat.table import context
 from flyswat.table import events as ev
 from flyswat.table.core import Table
-from flyswat.table.io import Sources
+from flyswat.table.io import Outcome, Sources
 from flyswat.table.turns import HANDS_EVERY_MS
 
 from .harness import Harness
@@ -233,6 +235,53 @@ def test_every_message_that_shows_the_game_comes_after_its_event_is_stored() -> 
         assert replayed.view_of(0) == h.table.view_of(0)
     assert h.table.state == "over" and isinstance(h.stored[-1], ev.Over)
     assert h.last(ana, "over")["result"] == h.stored[-1].record["result"]  # type: ignore[index]
+
+
+def test_a_games_end_is_stored_and_told_after_its_last_round_and_a_restore_between_ends_it() -> (
+    None
+):
+    h = Harness(seats=2, bots=[{"seat": 1, "level": "normal"}], remove=90)
+    (ana,) = h.started()
+    last: Outcome | None = None
+    for _ in range(400):
+        if h.table.state == "over":
+            break
+        game = h.game
+        if game.round is None and game.to_move == 0:
+            last = h.say(ana, type="reveal")
+        elif game.round is not None and not game.seat_complete(0):
+            last = h.say(ana, type="done")
+        else:
+            last = h.at(h.table.wake_at or h.now)
+    assert h.table.state == "over" and last is not None
+    before, end = last.parts()
+    # The last play first (its events and messages), stored alone; then the end: its event
+    # and message.
+    assert not any(isinstance(e, ev.Over) for e in before.events)
+    assert any(isinstance(e, ev.Over) for e in end.events)
+
+    def kinds(out: Outcome) -> list[str]:
+        return [json.loads(m)["type"] if isinstance(m := s.message, bytes) else m.type  # type: ignore[attr-defined]
+                for s in out.sends]  # fmt: skip
+
+    assert kinds(before) and "over" not in kinds(before)  # the last card's reveal, or round
+    assert "over" in kinds(end) and not set(kinds(before)) & set(kinds(end))
+    assert [e.kind for e in before.events + end.events] == [e.kind for e in last.events]
+    assert len(before.sends) + len(end.sends) == len(last.sends)
+    # A node that died between the two commits ends the game when it restores the table,
+    # with the same record.
+    stored = h.stored[: len(h.stored) - len(end.events)]
+    back, out = Table.restore("TESTAB", stored, Sources.fixed(), h.now)
+    over = [e for e in out.events if isinstance(e, ev.Over)]
+    assert back.state == "over" and len(over) == 1
+    assert over[0].record == h.stored[-1].record  # type: ignore[attr-defined]
+
+
+def test_an_outcome_without_a_games_end_is_stored_and_told_whole() -> None:
+    h = Harness()
+    ana, *_ = h.started()
+    out = h.say(ana, type="ready", ready=True)
+    assert out.parts() == (out,)
 
 
 # -- the lobby -----------------------------------------------------------------------------

@@ -128,7 +128,14 @@ class Executor:
     def carry_out(self, table: Table, outcome: Outcome) -> None:
         """Store the events, then (once they are committed) deliver the messages and closes;
         set the table's timer at once. A table's outcomes are told in the order they came,
-        so one that stores nothing waits behind the ones still being stored."""
+        so one that stores nothing waits behind the ones still being stored. An outcome
+        that ended a game is stored and told in two parts (:meth:`Outcome.parts`): the
+        game's end waits for its own commit, the last round's result does not."""
+        for part in outcome.parts():
+            self._carry_out(table, part)
+        self._schedule(table)
+
+    def _carry_out(self, table: Table, outcome: Outcome) -> None:
         code = table.code
         untold = self._untold.get(code)
         if outcome.events and self.writer is None:
@@ -141,7 +148,6 @@ class Executor:
             untold.append(_Untold(outcome, storing=False))
         else:
             self.tell(outcome)
-        self._schedule(table)
 
     def _committed(self, table: Table, entry: _Untold) -> None:
         entry.storing = False  # stored: told once those before it are

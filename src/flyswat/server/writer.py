@@ -5,8 +5,14 @@ to the writer thread and returns at once; the thread takes everything submitted 
 last commit and writes it in one transaction (:meth:`flyswat.server.store.Store.write_batch`),
 so under load one commit carries the events of many tables, and when the loop is quiet a
 lone event is written as soon as it comes. After the commit, each submission's ``done`` runs
-on the event loop, in the order of submission: that is where the runner tells players what
-the events did — nothing is told before it is stored.
+on the event loop, a table's in the order of their submission: that is where the runner
+tells players what the events did — nothing is told before it is stored.
+
+A game's end (its ``over``: the record, every player's row and rating, a ms or more of the
+thread's time where a round's events take tens of µs) waits in a lane of its own: each turn
+commits what else came first, then at most :data:`ENDS_PER_COMMIT` games' ends, so that when
+many tables' games end at once no table's round waits behind their bookkeeping. A table's
+later submissions follow its end in that lane (its order is kept).
 
 A failed commit is retried (with a growing pause, and logged) until it succeeds or the writer
 is stopped: what was submitted is neither lost nor told early while the process lives.
@@ -21,13 +27,14 @@ import logging
 import queue
 import threading
 import time
+from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy.engine import Connection
 
 from flyswat.server.store import Store, poll_for_lock
-from flyswat.table.events import Event
+from flyswat.table.events import Event, Over
 
 log = logging.getLogger("flyswat.server")
 
@@ -37,6 +44,11 @@ MAX_RETRY_S = 2.0
 #: commit has a fixed cost (a transaction, a write to the log); a few ms of waiting shares it
 #: among many events (docs/BENCHMARKS.md, The store).
 COMMIT_EVERY_MS = 3.0
+
+#: Games' ends a commit at most (:data:`_ends_game`): in a burst of them (every table of a
+#: node ending within a second: docs/BENCHMARKS.md, *The 10-minute window*), the rest of a
+#: turn's submissions are committed first, and these a few at a time after them.
+ENDS_PER_COMMIT = 4
 
 #: SQLite: how often the write-ahead log is copied back into the database (s).
 CHECKPOINT_EVERY_S = 1.0
@@ -49,6 +61,43 @@ WAL_LIMIT_BYTES = 64 * 1024 * 1024
 
 
 _Submission = tuple[str, Sequence[Event], Callable[[], None]]
+
+
+def _ends_game(events: Sequence[Event]) -> bool:
+    return any(isinstance(e, Over) for e in events)
+
+
+class _Ends:
+    """The lane of games' ends: submissions waiting their turn, in order, and how many of
+    each table's are in it (a table's later submissions join it behind its end)."""
+
+    def __init__(self) -> None:
+        self.waiting: deque[_Submission] = deque()
+        self.tables: Counter[str] = Counter()
+
+    def sort(self, batch: list[_Submission]) -> list[_Submission]:
+        """Put ``batch``'s games' ends (and whatever follows one of a table) in the lane;
+        the rest, to commit now."""
+        now = []
+        for item in batch:
+            if item[0] in self.tables or _ends_game(item[1]):
+                self.waiting.append(item)
+                self.tables[item[0]] += 1
+            else:
+                now.append(item)
+        return now
+
+    def take(self, ends: int) -> list[_Submission]:
+        """The lane's first submissions, up to ``ends`` games' ends among them."""
+        out: list[_Submission] = []
+        while self.waiting and ends > 0:
+            item = self.waiting.popleft()
+            ends -= _ends_game(item[1])
+            self.tables[item[0]] -= 1
+            if not self.tables[item[0]]:
+                del self.tables[item[0]]
+            out.append(item)
+        return out
 
 
 @dataclass
@@ -146,25 +195,39 @@ class Writer:
                 conn.exec_driver_sql(f"PRAGMA journal_size_limit={WAL_LIMIT_BYTES}")
                 conn.commit()
                 self._checkpoints.start()
-            while not stopping:
-                first = self._queue.get()  # waits, in C, for something to store
-                pause = last + self.every_s - time.perf_counter()
-                if pause > 0 and first is not None:
-                    time.sleep(pause)  # gather what else comes, up to the next commit time
+            ends = _Ends()
+            while not stopping or ends.waiting:
                 batch: list[_Submission] = []
-                item = first
-                while True:
-                    if item is None:
-                        stopping = True
-                    else:
-                        batch.append(item)
-                    try:
-                        item = self._queue.get_nowait()
-                    except queue.Empty:
-                        break
-                if batch:
+                if not stopping:
+                    stopping = self._gather(batch, last, wait=not ends.waiting)
+                now = ends.sort(batch)
+                if now:
                     last = time.perf_counter()
-                    self._commit(conn, batch, stopping)
+                    self._commit(conn, now, stopping)
+                if ends.waiting:
+                    last = time.perf_counter()
+                    self._commit(conn, ends.take(ENDS_PER_COMMIT), stopping)
+
+    def _gather(self, batch: list[_Submission], last: float, wait: bool) -> bool:
+        """Take into ``batch`` what was submitted since the last commit (``last``), waiting
+        (in C) for a first one if ``wait``, then until the next commit is due; True when the
+        writer was asked to stop."""
+        try:
+            first = self._queue.get() if wait else self._queue.get_nowait()
+        except queue.Empty:
+            return False
+        pause = last + self.every_s - time.perf_counter()
+        if pause > 0 and first is not None:
+            time.sleep(pause)  # gather what else comes, up to the next commit time
+        item = first
+        while True:
+            if item is None:
+                return True
+            batch.append(item)
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                return False
 
     def _commit(
         self,

@@ -142,6 +142,26 @@ class Outcome:
     sends: list[Send | Fanout] = field(default_factory=list)
     closes: list[Close] = field(default_factory=list)
     reply: Any = None
+    #: Where a game's end begins in ``events``, ``sends`` and ``closes``, when the command
+    #: ended one (:meth:`parts`).
+    ends_at: tuple[int, int, int] | None = None
+
+    def mark_end(self) -> None:
+        """What comes from here on is the game's end (its ``over`` event and message)."""
+        self.ends_at = (len(self.events), len(self.sends), len(self.closes))
+
+    def parts(self) -> tuple[Outcome, ...]:
+        """The outcome as it is stored and told: whole; or, when it ended a game, what came
+        before the end (the last round's result) and then the end, each stored and told in
+        turn. A game's end is heavier to store than anything else a table does (its record,
+        every player's row and rating), so the last round's result need not wait for it;
+        and nothing the end tells is told before all of it is stored."""
+        if self.ends_at is None:
+            return (self,)
+        e, s, c = self.ends_at
+        before = Outcome(self.events[:e], self.sends[:s], self.closes[:c])
+        end = Outcome(self.events[e:], self.sends[s:], self.closes[c:], self.reply)
+        return (before, end) if before.events or before.sends or before.closes else (end,)
 
 
 # -- the sources of chance and wall-clock time ------------------------------------------------
