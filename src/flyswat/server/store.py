@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -202,16 +202,27 @@ class Store:
             with self.engine.connect() as own:
                 return self.write_batch(batch, own)
         at = now_iso()
-        rows: list[dict[str, Any]] = []
         with conn.begin():
             if self.node is not None:
                 write_lock(conn)  # the fence holds until the commit
             fenced = self._fenced(conn, batch)
-            for code, events in batch:
-                if code not in fenced:
-                    rows.extend(self._append(conn, code, events, at))
-            if rows:
-                insert_events(conn, rows)
+            kept = [(code, evs) for code, evs in batch if code not in fenced]
+            # Few statements a commit, whatever its size: each is a round trip for the
+            # writer thread's interpreter lock, which a busy event loop hands back only
+            # every few ms (docs/BENCHMARKS.md, *A game's end in a lane of its own*).
+            created = [code for code, evs in kept for e in evs if isinstance(e, ev.Created)]
+            insert_rows(conn, tables.name, ("code", "state", "created_at"),
+                        [(code, "lobby", at) for code in created])  # fmt: skip
+            if self.node is not None:
+                since = time.time()
+                insert_rows(conn, owners.name, ("code", "node", "since"),
+                            [(code, self.node, since) for code in created])  # fmt: skip
+            states: dict[str, str] = {}
+            rows: list[tuple[str, str, str, str]] = []
+            for code, evs in kept:
+                rows.extend(self._append(conn, code, evs, at, states))
+            set_states(conn, states)
+            insert_rows(conn, events.name, ("code", "kind", "data", "at"), rows)
         return fenced
 
     def _fenced(self, conn: Connection, batch: Sequence[tuple[str, Sequence[Event]]]) -> set[str]:
@@ -224,37 +235,29 @@ class Store:
         owners = owners_of(conn, sorted(codes))
         return codes - {code for code, node in owners if node == self.node}
 
-    def _append(
-        self, conn: Connection, code: str, batch: Sequence[Event], at: str
-    ) -> list[dict[str, Any]]:
-        """Write what table ``code``'s events change besides the log; returns their rows."""
-        rows = []
+    def _append(self, conn: Connection, code: str, batch: Sequence[Event], at: str,
+                states: dict[str, str]) -> list[tuple[str, str, str, str]]:  # fmt: skip
+        """The log's rows of table ``code``'s events; its new state into ``states``; what a
+        game's end changes besides (its record, its players' games and ratings) written."""
+        rows: list[tuple[str, str, str, str]] = []
         for e in batch:
+            if isinstance(e, ev.Started | ev.Expired):
+                states[code] = "playing" if isinstance(e, ev.Started) else "expired"
             if not isinstance(e, ev.Over):  # the common case: its JSON made in one step
-                text = e.model_dump_json(exclude={"kind"})
-            if isinstance(e, ev.Created):
-                conn.execute(_NEW_TABLE, {"code": code, "state": "lobby", "created_at": at})
-                if self.node is not None:
-                    conn.execute(
-                        insert(owners).values(code=code, node=self.node, since=time.time())
-                    )
-            elif isinstance(e, ev.Started | ev.Expired):
-                state = "playing" if isinstance(e, ev.Started) else "expired"
-                conn.execute(_SET_STATE, {"key": code, "state": state})
-            elif isinstance(e, ev.Over):
-                data = data_of(e)
-                conn.execute(_SET_STATE, {"key": code, "state": "over"})
-                record = data.pop("record", None)
-                if record is not None:
-                    conn.execute(delete(records).where(records.c.game_id == e.game_id))
-                    row = {"game_id": e.game_id, "code": code, "record": json.dumps(record)}
-                    conn.execute(insert(records).values(**row))
-                players_store.record_game(conn, code, e, at)
-                if record is not None:  # after its ratings: the arena reads who was rated
-                    arena_store.count(conn, code, e.game_id, e.players or [],
-                                      record["result"]["places"], time.time())  # fmt: skip
-                text = json.dumps(data)
-            rows.append({"code": code, "kind": e.kind, "data": text, "at": at})
+                rows.append((code, e.kind, e.model_dump_json(exclude={"kind"}), at))
+                continue
+            states[code] = "over"
+            data = data_of(e)
+            record = data.pop("record", None)
+            if record is not None:
+                conn.execute(delete(records).where(records.c.game_id == e.game_id))
+                row = {"game_id": e.game_id, "code": code, "record": json.dumps(record)}
+                conn.execute(insert(records).values(**row))
+            players_store.record_game(conn, code, e, at)
+            if record is not None:  # after its ratings: the arena reads who was rated
+                arena_store.count(conn, code, e.game_id, e.players or [],
+                                  record["result"]["places"], time.time())  # fmt: skip
+            rows.append((code, e.kind, json.dumps(data), at))
         return rows
 
     def load(self, code: str) -> list[Event]:
@@ -335,17 +338,46 @@ def owners_of(conn: Connection, codes: list[str]) -> list[tuple[str, str | None]
         cur.close()
 
 
-def insert_events(conn: Connection, rows: list[dict[str, Any]]) -> None:
-    """Append ``rows`` (``code``, ``kind``, ``data``, ``at``) to the events' log, in their
-    order, through the DB-API's own cursor: the writer's one statement of every commit,
-    where SQLAlchemy's parameters and result cost more than the insert."""
-    sqlite = conn.dialect.name == "sqlite"
-    marks = "?, ?, ?, ?" if sqlite else "%s, %s, %s, %s"
-    sql = f"INSERT INTO {events.name} (code, kind, data, at) VALUES ({marks})"
+#: Rows of one multi-row ``INSERT`` at most (SQLite's oldest limit of bound values is 999).
+ROWS_A_STATEMENT = 999 // 5
+
+
+def insert_rows(conn: Connection, table: str, columns: Sequence[str],
+                rows: Sequence[Sequence[Any]]) -> None:  # fmt: skip
+    """Append ``rows`` (values of ``columns``, in order) to ``table`` in as few statements as
+    SQLite's limits allow, through the DB-API's own cursor: the writer's inserts of every
+    commit, where SQLAlchemy's parameters cost more than the insert and each statement (each
+    row of an ``executemany``) is a wait for the interpreter's lock."""
+    if not rows:
+        return
+    mark = "?" if conn.dialect.name == "sqlite" else "%s"
+    one = "(" + ", ".join(mark for _ in columns) + ")"
+    head = f"INSERT INTO {table} ({', '.join(columns)}) VALUES "
     dbapi: Any = conn.connection.dbapi_connection
     cur = dbapi.cursor()
     try:
-        cur.executemany(sql, [(r["code"], r["kind"], r["data"], r["at"]) for r in rows])
+        for i in range(0, len(rows), ROWS_A_STATEMENT):
+            chunk = rows[i : i + ROWS_A_STATEMENT]
+            cur.execute(head + ", ".join(one for _ in chunk), [v for row in chunk for v in row])
+    finally:
+        cur.close()
+
+
+def set_states(conn: Connection, states: Mapping[str, str]) -> None:
+    """Set each table's state (``{code: state}``): one ``UPDATE`` a state."""
+    mark = "?" if conn.dialect.name == "sqlite" else "%s"
+    by_state: dict[str, list[str]] = {}
+    for code, state in states.items():
+        by_state.setdefault(state, []).append(code)
+    dbapi: Any = conn.connection.dbapi_connection
+    cur = dbapi.cursor()
+    try:
+        for state, codes in by_state.items():
+            for i in range(0, len(codes), ROWS_A_STATEMENT):
+                chunk = codes[i : i + ROWS_A_STATEMENT]
+                marks = ", ".join(mark for _ in chunk)
+                cur.execute(f"UPDATE {tables.name} SET state = {mark} WHERE code IN ({marks})",
+                            [state, *chunk])  # fmt: skip
     finally:
         cur.close()
 

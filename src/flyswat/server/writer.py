@@ -10,7 +10,7 @@ tells players what the events did — nothing is told before it is stored.
 
 A game's end (its ``over``: the record, every player's row and rating, a ms or more of the
 thread's time where a round's events take tens of µs) waits in a lane of its own: each turn
-commits what else came first, then at most :data:`ENDS_PER_COMMIT` games' ends, so that when
+commits what else came first, then :data:`ENDS_PER_COMMIT` game's end, so that when
 many tables' games end at once no table's round waits behind their bookkeeping. A table's
 later submissions follow its end in that lane (its order is kept).
 
@@ -47,8 +47,10 @@ COMMIT_EVERY_MS = 3.0
 
 #: Games' ends a commit at most (:data:`_ends_game`): in a burst of them (every table of a
 #: node ending within a second: docs/BENCHMARKS.md, *The 10-minute window*), the rest of a
-#: turn's submissions are committed first, and these a few at a time after them.
-ENDS_PER_COMMIT = 4
+#: turn's submissions are committed first, and these one at a time after them. One end is a
+#: dozen statements, each a wait of up to the interpreter's switch interval (5 ms) for the
+#: writer's thread while the loop is busy: the rest of the next turn waits for no more.
+ENDS_PER_COMMIT = 1
 
 #: SQLite: how often the write-ahead log is copied back into the database (s).
 CHECKPOINT_EVERY_S = 1.0
