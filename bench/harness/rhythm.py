@@ -184,8 +184,11 @@ class Player:
 
     def _reveal_due(self, turn: int | None) -> None:
         view = self.view
-        if self.over or view.get("turn") != turn or view.get("to_move") != self.seat:
-            return  # the game moved on (the server revealed for us, or it is over)
+        if (self.over or view.get("over") or view.get("turn") != turn
+                or view.get("to_move") != self.seat):  # fmt: skip
+            # The game moved on (the server revealed for us), or it is over: the last play's
+            # view says so before the ``over`` message (stored after it) comes.
+            return
         if self.open_turn is not None:
             self.reveal_waits = True
             return
