@@ -25,7 +25,6 @@ import asyncio
 import contextlib
 import logging
 import queue
-import sys
 import threading
 import time
 from collections import Counter, deque
@@ -64,26 +63,6 @@ WAL_LIMIT_BYTES = 64 * 1024 * 1024
 
 
 _Submission = tuple[str, Sequence[Event], Callable[[], None]]
-
-
-#: The interpreter's switch interval while the writer has a backlog (s): a busy loop holds
-#: the interpreter's lock until another thread has waited this long for it, and every
-#: statement of a commit is such a wait for the writer (it lets the lock go inside the
-#: database's C code). Python's 5 ms made a commit of a dozen statements 60 ms long while
-#: many tables opened and ended at once (docs/BENCHMARKS.md, *A game's end in a lane of its
-#: own*); a shorter interval costs the loop a little more switching, so it is set only then.
-BACKLOG_SWITCH_S = 0.001
-#: Submissions in hand (a turn's and the lane's) that make a backlog.
-BACKLOG = 64
-_USUAL_SWITCH_S = sys.getswitchinterval()
-
-
-def _switch_for(in_hand: int) -> None:
-    """Shorten the interpreter's switch interval while ``in_hand`` submissions are a backlog
-    (:data:`BACKLOG_SWITCH_S`), and give it back after."""
-    wanted = BACKLOG_SWITCH_S if in_hand >= BACKLOG else _USUAL_SWITCH_S
-    if sys.getswitchinterval() != wanted:
-        sys.setswitchinterval(wanted)
 
 
 def _ends_game(events: Sequence[Event]) -> bool:
@@ -223,7 +202,6 @@ class Writer:
                 batch: list[_Submission] = []
                 if not stopping:
                     stopping = self._gather(batch, last, wait=not ends.waiting)
-                _switch_for(len(batch) + len(ends.waiting))
                 now = ends.sort(batch)
                 if now:
                     last = time.perf_counter()
@@ -231,7 +209,6 @@ class Writer:
                 if ends.waiting:
                     last = time.perf_counter()
                     self._commit(conn, ends.take(ENDS_PER_COMMIT), stopping)
-            _switch_for(0)
 
     def _gather(self, batch: list[_Submission], last: float, wait: bool) -> bool:
         """Take into ``batch`` what was submitted since the last commit (``last``), waiting
