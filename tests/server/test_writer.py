@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
@@ -15,6 +15,7 @@ from flyswat import protocol as p
 from flyswat.server.runner import Runner
 from flyswat.server.store import Store
 from flyswat.server.writer import ENDS_PER_COMMIT, Writer
+from flyswat.table import events as ev
 from flyswat.table.events import Event
 from flyswat.table.io import Message, Sources
 
@@ -65,32 +66,41 @@ def store(tmp_path: Any) -> Any:
     held.close()
 
 
+class Told:
+    """What a writer reported stored, in order; :attr:`all` is set once ``expected`` are."""
+
+    def __init__(self, expected: int) -> None:
+        self.done: list[Any] = []
+        self.expected = expected
+        self.all = asyncio.Event()
+
+    def of(self, what: Any) -> Callable[[], None]:
+        def told() -> None:
+            self.done.append(what)
+            if len(self.done) == self.expected:
+                self.all.set()
+
+        return told
+
+
+CREATED = ev.Created(options=p.TableOptions(seats=2), host=0, created_at="2026-12-01T00:00:00Z")
+
+
 @pytest.mark.anyio
 async def test_many_submissions_are_committed_together_and_reported_in_order(
     store: HeldStore,
 ) -> None:
-    from flyswat.table import events as ev
-
     writer = Writer(store, asyncio.get_running_loop())
-    done: list[int] = []
-    all_done = asyncio.Event()
+    told = Told(50)
     store.hold.clear()
-    options = p.TableOptions(seats=2)
     for i in range(50):
-        created = ev.Created(options=options, host=0, created_at="2026-12-01T00:00:00Z")
-
-        def report(i: int = i) -> None:
-            done.append(i)
-            if len(done) == 50:
-                all_done.set()
-
-        writer.submit(f"T{i:05d}", [created], report)
+        writer.submit(f"T{i:05d}", [CREATED], told.of(i))
     await asyncio.sleep(0.05)
-    assert done == []  # nothing is reported before its commit
+    assert told.done == []  # nothing is reported before its commit
     store.hold.set()
-    await asyncio.wait_for(all_done.wait(), 10)
+    await asyncio.wait_for(told.all.wait(), 10)
     writer.stop()
-    assert done == list(range(50))
+    assert told.done == list(range(50))
     assert len(store.batches) <= 2  # the first lone one, then the 49 that queued meanwhile
     assert writer.stats.events == 50
     assert len(store.codes()) == 50
@@ -100,40 +110,25 @@ async def test_many_submissions_are_committed_together_and_reported_in_order(
 async def test_games_ending_together_wait_behind_the_other_tables_a_few_a_commit(
     store: HeldStore,
 ) -> None:
-    from flyswat.table import events as ev
-
     writer = Writer(store, asyncio.get_running_loop())
-    done: list[str] = []
-    all_done = asyncio.Event()
-    options = p.TableOptions(seats=2)
-    created = ev.Created(options=options, host=0, created_at="2026-12-01T00:00:00Z")
     ends = [f"E{i}" for i in range(10)]
-    expected = 1 + len(ends) + 2
-
-    def report(what: str) -> Any:
-        def told() -> None:
-            done.append(what)
-            if len(done) == expected:
-                all_done.set()
-
-        return told
-
+    told = Told(1 + len(ends) + 2)
     for code in ["L0", *ends]:
-        store.write_batch([(code, [created])])
+        store.write_batch([(code, [CREATED])])
     store.hold.clear()
-    writer.submit("L0", [ev.SaidDone(seat=0, turn=1)], report("first"))  # the writer holds it
+    writer.submit("L0", [ev.SaidDone(seat=0, turn=1)], told.of("first"))  # the writer holds it
     await asyncio.sleep(0.05)
     for code in ends:
-        writer.submit(code, [ev.SaidDone(seat=0, turn=9), ev.Over(game_id=code)], report(code))
-    writer.submit("E0", [ev.RematchSet(seat=0)], report("E0 after its end"))
-    writer.submit("L0", [ev.SaidDone(seat=1, turn=1)], report("L0 again"))
+        writer.submit(code, [ev.SaidDone(seat=0, turn=9), ev.Over(game_id=code)], told.of(code))
+    writer.submit("E0", [ev.RematchSet(seat=0)], told.of("E0 after its end"))
+    writer.submit("L0", [ev.SaidDone(seat=1, turn=1)], told.of("L0 again"))
     store.batches.clear()
     store.hold.set()
-    await asyncio.wait_for(all_done.wait(), 10)
+    await asyncio.wait_for(told.all.wait(), 10)
     writer.stop()
     # The other table's submission first, then the games' ends a few at a time, a table's
     # later submission behind its end.
-    assert done == ["first", "L0 again", *ends, "E0 after its end"]
+    assert told.done == ["first", "L0 again", *ends, "E0 after its end"]
     lane = store.batches[2:]
     assert store.batches[:2] == [1, 1] and sum(lane) == len(ends) + 1
     assert len(lane) >= len(ends) / ENDS_PER_COMMIT and max(lane) <= ENDS_PER_COMMIT + 1
@@ -195,7 +190,6 @@ async def test_the_logs_file_is_cut_back_when_it_starts_over_after_a_burst(
     started over, its file is cut back to ``WAL_LIMIT_BYTES`` rather than kept at the
     burst's size for good (a node runs for weeks on its disk)."""
     from flyswat.server import writer as writer_module
-    from flyswat.table import events as ev
 
     limit = 128 * 1024
     monkeypatch.setattr(writer_module, "WAL_LIMIT_BYTES", limit)
