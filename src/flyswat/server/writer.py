@@ -70,11 +70,12 @@ def _ends_game(events: Sequence[Event]) -> bool:
 
 
 class _Ends:
-    """The lane of games' ends: submissions waiting their turn, in order, and how many of
-    each table's are in it (a table's later submissions join it behind its end)."""
+    """The lane of games' ends: submissions waiting their turn, in order, each with whether
+    it ends a game, and how many of each table's are in it (a table's later submissions join
+    it behind its end)."""
 
     def __init__(self) -> None:
-        self.waiting: deque[_Submission] = deque()
+        self.waiting: deque[tuple[_Submission, bool]] = deque()
         self.tables: Counter[str] = Counter()
 
     def sort(self, batch: list[_Submission]) -> list[_Submission]:
@@ -82,8 +83,9 @@ class _Ends:
         the rest, to commit now."""
         now = []
         for item in batch:
-            if item[0] in self.tables or _ends_game(item[1]):
-                self.waiting.append(item)
+            ends = _ends_game(item[1])
+            if ends or item[0] in self.tables:
+                self.waiting.append((item, ends))
                 self.tables[item[0]] += 1
             else:
                 now.append(item)
@@ -93,8 +95,8 @@ class _Ends:
         """The lane's first submissions, up to ``ends`` games' ends among them."""
         out: list[_Submission] = []
         while self.waiting and ends > 0:
-            item = self.waiting.popleft()
-            ends -= _ends_game(item[1])
+            item, end = self.waiting.popleft()
+            ends -= end
             self.tables[item[0]] -= 1
             if not self.tables[item[0]]:
                 del self.tables[item[0]]
