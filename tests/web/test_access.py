@@ -143,9 +143,36 @@ def test_axe_finds_nothing_serious_on_home_lobby_table_end_profile_leaderboard_r
         page.context.close()
 
 
+def test_tab_passes_a_featured_game_and_a_spectator_has_no_card_to_focus(
+    own: str, browser: Browser
+) -> None:
+    """The featured game redraws at every reveal: a card there that took the focus lost it at
+    the next one, and Tab went round the top of the page and into the game again, never
+    reaching the forms below. Nothing in the preview is focusable, and the cards of a game
+    one watches are not buttons (only a seated player's are)."""
+    code = live_game(own, "normal", 0)
+    page = _page(browser, DESK)
+    page.goto(own + "/")
+    expect(page.locator("#tv-screen .fly-card").first).to_be_visible(timeout=30_000)
+    visited = []
+    for _ in range(60):
+        page.keyboard.press("Tab")
+        visited.append(page.evaluate(
+            "() => [document.activeElement.closest('#tv-screen') !== null,"
+            " document.activeElement.matches('form#create input[name=name]')]"
+        ))  # fmt: skip
+    assert not any(in_tv for in_tv, _ in visited)
+    assert any(name for _, name in visited)
+    page.goto(own + f"/?table={code}&watch")
+    expect(page.locator(".table .fly-card").first).to_be_visible(timeout=30_000)
+    assert page.locator("button.fly-card").count() == 0
+    page.context.close()
+
+
 def test_a_whole_game_is_played_with_the_keyboard_alone_from_home_to_the_end_screen(
     own: str, browser: Browser
 ) -> None:
+    live_game(own, "normal", 0)  # the home page features it: Tab passes it on the way
     page = _page(browser, DESK)
     _keyboard_game(page, own)
     expect(page.locator(".end #end-title")).to_be_focused()  # the end takes the focus

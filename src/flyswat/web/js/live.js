@@ -89,7 +89,8 @@ export function featuredTv(box, { live = () => api.live(3), pauseMs = NEXT_MS } 
     game?.leave();
     code = c;
     frame(
-      `<div class="tv-screen" id="tv-screen" data-code="${esc(c)}"></div>`,
+      // A preview: nothing in it takes the focus or a click (its link opens the game).
+      `<div class="tv-screen" id="tv-screen" data-code="${esc(c)}" inert></div>`,
       `<a class="tv-link" href="${watchUrl(c)}" data-watch="${esc(c)}">${esc(t("tv.open"))}</a>`,
     );
     const screen = box.querySelector("#tv-screen");

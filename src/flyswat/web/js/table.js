@@ -94,8 +94,11 @@ function myHandHtml(scene) {
 function centreCard(scene, entry, k) {
   const { card, hands = [], outcome = null } = entry;
   const name = cardName(card);
-  // Keys are for slapping: none once the game is over, none for a spectator or a replay.
-  const key = scene.live && scene.me !== null && !scene.over ? FLY_KEYS[k] : undefined;
+  // Keys are for slapping: none once the game is over, none for a spectator or a replay; and
+  // only a card that can be slapped is a button (a spectator's Tab does not wander the cards).
+  const player = scene.live && scene.me !== null && !scene.over;
+  const key = player ? FLY_KEYS[k] : undefined;
+  const tag = player ? "button" : "div";
   const classes = ["fly-card"];
   if (scene.fresh === card) classes.push("fresh");
   if (outcome) classes.push(outcome);
@@ -123,14 +126,14 @@ function centreCard(scene, entry, k) {
         : "";
   const mark = said ? `<span class="outcome ${outcome === "won" ? `won-mark${paidBack ? " paid-back" : ""}` : "wrong-mark"}">${esc(said)}</span>` : "";
   const myHand = mine && !hands.length ? myHandHtml(scene) : "";
-  return `<button class="${classes.join(" ")}" data-card="${card}" data-index="${k}"
+  return `<${tag} class="${classes.join(" ")}" data-card="${card}" data-index="${k}"
 >
     <span class="sr-only">${esc(key ? t("table.slapKey", { card: name, key: key.toUpperCase() }) : name)}</span>
     ${cardSvg(card).replace('role="img"', 'aria-hidden="true"') /* the words above name it */}
     ${key ? `<kbd class="key" aria-hidden="true">${key.toUpperCase()}</kbd>` : ""}
     <span class="hands-stack">${stack}${myHand}</span>
     ${mark}
-  </button>`;
+  </${tag}>`;
 }
 
 function triggerZone(scene) {
