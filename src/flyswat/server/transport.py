@@ -36,7 +36,6 @@ import resource
 import socket
 import threading
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar, Protocol, cast
 
@@ -121,7 +120,6 @@ class Gate:
         self.refused = {"busy": 0, "rate_limited": 0}
         self.evicted = 0
         self.timed_out = 0
-        self.admissions = Admissions()
 
     def admit(self, address: str, open_now: int) -> tuple[str, str] | None:
         """Count a new connection from ``address`` with ``open_now`` open (itself included);
@@ -156,59 +154,6 @@ class Gate:
         self.evicted += 1
         oldest.transport.abort()
         return True
-
-
-#: New work taken in one turn of the event loop at most: request heads, and the first message
-#: of each opened socket (its ``hello``). When every table's game ends at once, thousands of
-#: players open, join and connect to new tables within seconds; taken all in the turn they
-#: arrive, they held every table's rounds for up to 100 ms (docs/BENCHMARKS.md, *New
-#: connections paced*). The rest wait, their sockets not read, for the next turns.
-ADMISSIONS_PER_TURN = 16
-
-
-class Admissions:
-    """New work paced at :data:`ADMISSIONS_PER_TURN` a loop turn: what comes over that
-    waits (in order) for the next turns, while the tables' messages go on being read."""
-
-    def __init__(self, per_turn: int = ADMISSIONS_PER_TURN) -> None:
-        self.per_turn = per_turn
-        self.taken = 0  # in this turn
-        self.waiting: deque[Callable[[], None]] = deque()
-        self.deferred = 0  # in all (metrics)
-        self._armed = False
-
-    def now(self) -> bool:
-        """May new work start in this turn? (It is counted if so.)"""
-        if self.waiting or self.taken >= self.per_turn:
-            return False
-        self.taken += 1
-        self._arm()
-        return True
-
-    def later(self, work: Callable[[], None]) -> None:
-        """Do ``work`` in a later turn, after what already waits."""
-        self.waiting.append(work)
-        self.deferred += 1
-        self._arm()
-
-    def _arm(self) -> None:
-        if not self._armed:
-            self._armed = True
-            asyncio.get_running_loop().call_soon(self._turn)
-
-    def _turn(self) -> None:
-        """A new turn: the count starts over, and the first of those waiting are done."""
-        self._armed = False
-        self.taken = 0
-        while self.waiting and self.taken < self.per_turn:
-            self.taken += 1
-            work = self.waiting.popleft()
-            try:
-                work()
-            except Exception:
-                logging.getLogger("flyswat.server").exception("a paced admission failed")
-        if self.taken:
-            self._arm()
 
 
 class FlyswatHTTP(H11Protocol):
@@ -289,22 +234,6 @@ class FlyswatHTTP(H11Protocol):
             self.phase = "head"  # the next request on a kept-alive connection
             self.head_bytes, self.head_tail = 0, b""
             self._arm(self.gate.limits.header_timeout_s, self._timed_out)
-        if self.phase == "head" and not self.head_bytes and not self.head_tail:
-            # A new request: taken in this turn, or in a later one with the socket unread.
-            if not self.gate.admissions.now():
-                self.transport.pause_reading()
-                self.gate.admissions.later(lambda: self._admitted(data))
-                return
-        self._receive(data)
-
-    def _admitted(self, data: bytes) -> None:
-        """The request whose first bytes were ``data``, in its turn."""
-        if self.transport.is_closing():
-            return
-        self.transport.resume_reading()
-        self._receive(data)
-
-    def _receive(self, data: bytes) -> None:
         if self.phase == "head" and self._head_too_big(data):
             self.phase = "refused"
             most = self.gate.limits.max_head_bytes
@@ -396,7 +325,6 @@ class FlyswatWebSocket(WebSocketsSansIOProtocol):
         self.receiver: Receiver | None = None
         self.reader: frames.Reader | None = None
         self.gone = False
-        self.fresh = False
 
     def handle_connect(self, event: Any) -> None:
         super().handle_connect(event)
@@ -417,7 +345,6 @@ class FlyswatWebSocket(WebSocketsSansIOProtocol):
             self.conn.parser.close()
         self.reader = frames.Reader(self.config.ws_max_size)
         self.receiver = receiver
-        self.fresh = True  # its first message (a hello) is new work: paced
         if self.disconnected:
             self._gone()
 
@@ -426,22 +353,6 @@ class FlyswatWebSocket(WebSocketsSansIOProtocol):
         if reader is None:
             super().data_received(data)
             return
-        if self.fresh:
-            self.fresh = False
-            if not self.gate.admissions.now():
-                self.transport.pause_reading()
-                self.gate.admissions.later(lambda: self._admitted(data))
-                return
-        self._frames(reader, data)
-
-    def _admitted(self, data: bytes) -> None:
-        """The socket's first bytes ``data``, in their turn."""
-        if self.gone or self.transport.is_closing() or self.reader is None:
-            return
-        self.transport.resume_reading()
-        self._frames(self.reader, data)
-
-    def _frames(self, reader: frames.Reader, data: bytes) -> None:
         if self.close_sent and self.transport.is_closing():
             return
         payload = reader.one_text(data)
