@@ -69,6 +69,7 @@ def build_app(
     max_spectators: int = settings.MAX_SPECTATORS,
     arena_schedule: str | None = None,
     stall_log_ms: float = 100.0,
+    writer: str = "thread",
 ) -> Starlette:
     """The whole server as an ASGI app: tables restored from ``db_url`` on start-up.
 
@@ -86,7 +87,9 @@ def build_app(
     routes (:mod:`flyswat.server.operator`). ``max_spectators``: the spectators this node
     takes, over all its tables. ``arena_schedule``: ``EVERY:MINUTES``, the arenas this
     server makes by itself (:class:`flyswat.players.arena.Schedule`). ``stall_log_ms``: an
-    event-loop stall longer than this is logged (:mod:`flyswat.server.metrics`).
+    event-loop stall longer than this is logged (:mod:`flyswat.server.metrics`). ``writer``:
+    ``thread`` or ``process``, where the store's group commit runs
+    (:mod:`flyswat.server.writer_process`).
     """
     limits = limits or Limits()
     store = Store(db_url, node=node_id)
@@ -108,7 +111,7 @@ def build_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        runner.start()
+        runner.start(writer)
         runner.node.restore()
         cluster.start_beating()
         background = [_sweep(runner), runner.node.keep(), runner.node.publish(),

@@ -28,6 +28,7 @@ from flyswat.server.connection import WATCHER_PING_EVERY_S, Link, Pinger
 from flyswat.server.frames import text_frame
 from flyswat.server.store import Store
 from flyswat.server.writer import Writer
+from flyswat.server.writer_process import WriterProcess
 from flyswat.table.core import Table
 from flyswat.table.events import Closed
 from flyswat.table.io import Command, Fanout, Gone, Outcome, Rtt, Tick
@@ -82,7 +83,7 @@ class Executor:
         self._untold: dict[str, deque[_Untold]] = {}
         #: The group-commit writer (:meth:`start`); without one, each outcome is stored on
         #: the spot, synchronously.
-        self.writer: Writer | None = None
+        self.writer: Writer | WriterProcess | None = None
         self._ids = itertools.count(1)
         #: Tables handed over (shut down) or lost (fenced): commands are not taken.
         self.draining = False
@@ -292,12 +293,14 @@ class Executor:
 
     # -- life ------------------------------------------------------------------------------
 
-    def start(self, fenced: Callable[[set[str]], None]) -> None:
-        """Store through a group-commit writer thread reporting to the running loop;
+    def start(self, fenced: Callable[[set[str]], None], apart: bool = False) -> None:
+        """Store through a group-commit writer thread reporting to the running loop, or with
+        ``apart`` through one in a process of its own (:mod:`flyswat.server.writer_process`);
         ``fenced(codes)``: the store refused those tables' events (another node owns them)."""
         observe = self.metrics.commit.observe if self.metrics is not None else None
-        self.writer = Writer(self.store, asyncio.get_running_loop(), fenced=fenced,
-                             observe=observe)  # fmt: skip
+        kind = WriterProcess if apart else Writer
+        self.writer = kind(self.store, asyncio.get_running_loop(), fenced=fenced,
+                           observe=observe)  # fmt: skip
 
     def stop_timers(self) -> None:
         """Stop every table's timer."""

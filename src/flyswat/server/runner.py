@@ -53,10 +53,10 @@ class Runner:
                                    audience=Audience(max_spectators))  # fmt: skip
         self.node = Node(self.directory, cluster)
 
-    def start(self) -> None:
-        """Store through the group-commit writer (on the running loop); a table the store
-        fences is lost to this node."""
-        self.executor.start(fenced=self.node.lost)
+    def start(self, writer: str = "thread") -> None:
+        """Store through the group-commit writer (on the running loop; ``writer``: in a
+        ``thread`` or a ``process``); a table the store fences is lost to this node."""
+        self.executor.start(fenced=self.node.lost, apart=writer == "process")
 
     def close(self) -> None:
         """Stop every timer, write what is queued, and release the store."""

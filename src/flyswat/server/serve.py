@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
                     timings=conf.timings, max_spectators=conf.max_spectators,
                     operator_secret=operator.operator_secret(conf.operator_secret),
                     arena_schedule=conf.arena_schedule,
-                    stall_log_ms=conf.stall_log_ms)  # fmt: skip
+                    stall_log_ms=conf.stall_log_ms, writer=conf.writer)  # fmt: skip
     if slot is None:
         db = make_url(conf.db).render_as_string(hide_password=True)
         print(f"flyswat: open http://{conf.host}:{conf.port}/  (store: {db}; node {node_id})",

@@ -96,6 +96,12 @@ class Settings:
         choices=("node", "pages"),
     )  # fmt: skip
     bot_pace: float = option(1.0, "--bot-pace", "scale of the bots' pauses before revealing")
+    writer: str = option(
+        "thread", "--writer",
+        "where the store's group commit runs: a thread of the node's process, or a process "
+        "of its own beside it (no wait for the interpreter's lock: docs/BENCHMARKS.md)",
+        choices=("thread", "process"),
+    )  # fmt: skip
     gc: str = option(
         "tuned", "--gc",
         "garbage collector: tuned (survivors of young collections frozen every 5 s; no full "

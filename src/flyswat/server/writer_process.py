@@ -1,0 +1,258 @@
+"""The store's group commit in a process of its own (``flyswat serve --writer process``).
+
+The writer thread (:mod:`flyswat.server.writer`) shares the interpreter's lock with the event
+loop: each of a commit's statements lets the lock go while the database works, and gets it
+back only when the busy loop hands it over, up to the switch interval (5 ms) later. A commit
+of 1–3 ms of its own CPU took 25–50 ms so under load (docs/BENCHMARKS.md, *The writer apart*),
+and every table's round result waits for its commit. Here the same :class:`Writer` runs in a
+child process with its own interpreter; the event loop only hands it each submission (one
+``write`` on a socket pair, never blocking: what the socket does not take waits in a buffer)
+and reads back which submissions are stored.
+
+The contract is :class:`Writer`'s: ``done`` runs on the loop once the events are stored, a
+table's in order; the events of a table the node no longer owns are not stored and ``fenced``
+is told. The child dies with the node: it reads its submissions until the node's end of the
+socket closes, stores what it has, and exits. A node whose child has died cannot store, and
+tells nothing more: it stops (``os._exit``) rather than play on unrecorded, and its tables are
+restored from the store as after any crash.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import multiprocessing
+import os
+import pickle
+import socket
+import struct
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, cast
+
+from flyswat.server.store import Store
+from flyswat.table.events import Event
+
+log = logging.getLogger("flyswat.server")
+
+_HEAD = struct.Struct("!I")
+#: Bytes read from the socket at a time.
+READ_BYTES = 1 << 18
+
+
+def _frames(buffer: bytearray) -> list[Any]:
+    """Take the whole frames (a length, then a pickle) off the front of ``buffer``."""
+    out = []
+    at = 0
+    while len(buffer) - at >= _HEAD.size:
+        (size,) = _HEAD.unpack_from(buffer, at)
+        if len(buffer) - at - _HEAD.size < size:
+            break
+        start = at + _HEAD.size
+        out.append(pickle.loads(buffer[start : start + size]))
+        at = start + size
+    del buffer[:at]
+    return out
+
+
+def _frame(message: Any) -> bytes:
+    body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    return _HEAD.pack(len(body)) + body
+
+
+class WriterProcess:
+    """:class:`~flyswat.server.writer.Writer`'s interface (``submit``, ``queued``, ``stop``)
+    over a child process that runs it."""
+
+    def __init__(
+        self,
+        store: Store,
+        loop: asyncio.AbstractEventLoop,
+        every_ms: float | None = None,
+        fenced: Callable[[set[str]], None] | None = None,
+        observe: Callable[[float], None] | None = None,
+    ) -> None:
+        self.loop = loop
+        self.fenced = fenced
+        self.observe = observe
+        self._pending: dict[int, tuple[str, Callable[[], None]]] = {}
+        self._seq = 0
+        self._out = bytearray()  # what the socket did not take yet
+        self._in = bytearray()
+        self._stopping = False
+        mine, theirs = socket.socketpair()
+        spawn = multiprocessing.get_context("spawn")  # the loop's threads are not forked
+        self._child = spawn.Process(
+            target=_child_main,
+            args=(store.url, store.node, every_ms, theirs),
+            name="flyswat-writer",
+            daemon=True,
+        )
+        self._child.start()
+        theirs.close()
+        mine.setblocking(False)
+        self._sock = mine
+        loop.add_reader(mine.fileno(), self._readable)
+
+    @property
+    def queued(self) -> int:
+        """Submissions not yet reported stored."""
+        return len(self._pending)
+
+    def submit(self, code: str, events: Sequence[Event], done: Callable[[], None]) -> None:
+        """Store ``events`` of table ``code``; ``done()`` runs on the loop once they are."""
+        if self._stopping:
+            raise RuntimeError("the store's writer has stopped")
+        self._seq += 1
+        self._pending[self._seq] = (code, done)
+        self._send(_frame((self._seq, code, list(events))))
+
+    def _send(self, data: bytes) -> None:
+        if self._out:
+            self._out += data
+            return
+        try:
+            sent = self._sock.send(data)
+        except BlockingIOError:
+            sent = 0
+        if sent < len(data):
+            self._out += data[sent:]
+            self.loop.add_writer(self._sock.fileno(), self._writable)
+
+    def _writable(self) -> None:
+        try:
+            sent = self._sock.send(self._out)
+        except BlockingIOError:
+            return
+        del self._out[:sent]
+        if not self._out:
+            self.loop.remove_writer(self._sock.fileno())
+
+    def _readable(self) -> None:
+        try:
+            data = self._sock.recv(READ_BYTES)
+        except BlockingIOError:
+            return
+        if not data:
+            self._died()
+            return
+        self._in += data
+        for message in _frames(self._in):
+            kind = message[0]
+            if kind == "done":
+                _, seqs, took = message
+                if self.observe is not None:
+                    self.observe(took)
+                self._done(seqs)
+            elif kind == "fenced":
+                codes = message[1]
+                for seq in [s for s, (code, _) in self._pending.items() if code in codes]:
+                    del self._pending[seq]  # their tables are another node's now
+                if self.fenced is not None:
+                    self.fenced(codes)
+
+    def _done(self, seqs: list[int]) -> None:
+        pending = self._pending
+        for seq in seqs:
+            entry = pending.pop(seq, None)
+            if entry is None:
+                continue
+            try:
+                entry[1]()
+            except Exception:  # one table's failure must not keep the others untold
+                log.exception("telling a stored outcome failed")
+
+    def _died(self) -> None:
+        self.loop.remove_reader(self._sock.fileno())
+        if self._stopping:
+            return
+        log.critical("the store's writer process has died: this node stops (its tables are "
+                     "restored from the store)")  # fmt: skip
+        logging.shutdown()
+        os._exit(70)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Hand over what is still unsent, let the child store it, and wait for its end
+        (what it stores now is not told: the loop is shutting down)."""
+        if self._stopping:
+            return
+        self._stopping = True
+        fd = self._sock.fileno()
+        self.loop.remove_reader(fd)
+        if self._out:
+            self.loop.remove_writer(fd)
+        self._sock.setblocking(True)
+        with contextlib.suppress(OSError):
+            if self._out:
+                self._sock.sendall(bytes(self._out))
+            self._sock.shutdown(socket.SHUT_WR)  # the child's end of submissions
+        self._child.join(timeout)
+        self._sock.close()
+
+
+class _Report:
+    """The child's stand-in for the event loop: what its writer reports after each commit is
+    sent to the node at once, from the writer's thread."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.took = 0.0
+        self.lock = threading.Lock()
+
+    def call_soon_threadsafe(self, fn: Callable[..., Any], *args: Any) -> None:
+        from flyswat.server.writer import _run_all
+
+        if fn is _run_all:
+            seqs = [done.seq for done in args[0]]
+            self._send(("done", seqs, self.took))
+        else:  # the writer's ``fenced``
+            fn(*args)
+
+    def fenced(self, codes: set[str]) -> None:
+        self._send(("fenced", codes))
+
+    def observe(self, took: float) -> None:
+        self.took = took  # sent with the commit's dones, which follow at once
+
+    def _send(self, message: Any) -> None:
+        with self.lock, contextlib.suppress(OSError):  # OSError: the node is gone
+            self.sock.sendall(_frame(message))
+
+
+class _Done:
+    """A submission's ``done`` in the child: its number, sent back once it is stored."""
+
+    __slots__ = ("seq",)
+
+    def __init__(self, seq: int) -> None:
+        self.seq = seq
+
+    def __call__(self) -> None:  # pragma: no cover - the child reports, never calls
+        pass
+
+
+def _child_main(url: str, node: str | None, every_ms: float | None, sock: socket.socket) -> None:
+    """The writer process: read submissions until the node's end closes, store them."""
+    from flyswat.server.writer import COMMIT_EVERY_MS, Writer
+
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s:     %(name)s: %(message)s")
+    store = Store(url, node=node)
+    report = _Report(sock)
+    writer = Writer(store, cast(asyncio.AbstractEventLoop, report),
+                    every_ms=COMMIT_EVERY_MS if every_ms is None else every_ms,
+                    fenced=report.fenced, observe=report.observe)  # fmt: skip
+    buffer = bytearray()
+    while True:
+        try:
+            data = sock.recv(READ_BYTES)
+        except OSError:
+            data = b""
+        if not data:
+            break
+        buffer += data
+        for seq, code, events in _frames(buffer):
+            writer.submit(code, events, _Done(seq))
+    writer.stop()
+    store.close()
+    sock.close()

@@ -1,0 +1,127 @@
+"""The group commit in a process of its own (``--writer process``): the writer thread's
+contract kept across a socket pair — told in order once stored, fenced tables told and never
+stored, the child gone with its node — and a whole game served so, over a real server."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from flyswat.server.store import Store
+from flyswat.server.writer_process import WriterProcess
+from flyswat.table import events as ev
+from harness.server import running_server
+
+from .conftest import FAST, Player
+from .test_writer import CREATED, Told
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.anyio
+async def test_submissions_are_stored_by_the_child_and_told_in_order(tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'apart.db'}", node="here")
+    writer = WriterProcess(store, asyncio.get_running_loop())
+    told = Told(3 * 40)
+    for i in range(40):
+        writer.submit(f"T{i:03d}", [CREATED], told.of((i, "created")))
+        writer.submit(f"T{i:03d}", [ev.SaidDone(seat=0, turn=1)], told.of((i, "done")))
+        writer.submit(f"T{i:03d}", [ev.SaidDone(seat=1, turn=1), ev.Over(game_id=f"G{i}")],
+                      told.of((i, "over")))  # fmt: skip
+    assert writer.queued == 120
+    await asyncio.wait_for(told.all.wait(), 30)
+    assert writer.queued == 0
+    for i in range(40):  # each table's in the order it was submitted
+        mine = [what for n, what in told.done if n == i]
+        assert mine == ["created", "done", "over"]
+    child = writer._child.pid
+    writer.stop()
+    assert child is not None and not _alive(child)
+    assert len(store.codes()) == 40
+    assert [e.kind for e in store.load("T007")] == ["create", "done", "done", "over"]
+    store.close()
+
+
+@pytest.mark.anyio
+async def test_a_table_another_node_owns_is_fenced_and_never_stored(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'fence.db'}"
+    theirs = Store(url, node="there")
+    theirs.write_batch([("THEIRS", [CREATED])])
+    store = Store(url, node="here")
+    fenced: list[set[str]] = []
+    writer = WriterProcess(store, asyncio.get_running_loop(), fenced=fenced.append)
+    told = Told(1)
+    writer.submit("THEIRS", [ev.SaidDone(seat=0, turn=1)], told.of("theirs"))
+    writer.submit("MINE", [CREATED], told.of("mine"))
+    await asyncio.wait_for(told.all.wait(), 30)
+    deadline = time.monotonic() + 10
+    while not fenced and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    writer.stop()
+    assert fenced == [{"THEIRS"}] and told.done == ["mine"]
+    assert writer.queued == 0
+    assert [e.kind for e in store.load("THEIRS")] == ["create"]
+    store.close()
+    theirs.close()
+
+
+def _children(pid: int) -> list[int]:
+    """The processes ``pid`` spawned to run code of its own (not multiprocessing's tracker)."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rpartition(")")[2].split()[1]) != pid:
+                continue
+            with contextlib.suppress(OSError):
+                if b"spawn_main" in (entry / "cmdline").read_bytes():
+                    out.append(int(entry.name))
+    return out
+
+
+@pytest.mark.anyio
+async def test_a_game_served_with_the_writer_apart_is_stored_and_its_child_dies_with_it(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "served.db"
+    apart = ["--writer", "process", "--bot-pace", "0.02"]
+    with running_server(db, args=apart) as (http, port, pid):
+        deadline = time.monotonic() + 20
+        while not (children := _children(pid)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(children) == 1  # the writer
+        seated = httpx.post(f"{http}/api/tables", timeout=10, json={
+            "name": "Ana", "seats": 2, "bots": [{"seat": 1, "level": "easy"}], "remove": 100,
+            **FAST,
+        }).json()  # fmt: skip
+        async with Player.connect(f"ws://127.0.0.1:{port}", seated["code"], seated["token"]) as ana:
+            await ana.send(type="start")
+            ana.received.append(await ana.expect("started", timeout=20))
+            over = await ana.play(timeout=120)
+        assert over["type"] == "over"
+        record = httpx.get(f"{http}/api/tables/{seated['code']}/record", timeout=10)
+        assert record.status_code == 200
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 20
+        while _alive(children[0]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(children[0]), "the writer outlived its node"
+    store = Store(f"sqlite:///{db}")
+    assert store.load(seated["code"])[-1].kind == "over"
+    store.close()
