@@ -78,6 +78,7 @@ class WriterProcess:
         self.observe = observe
         self._pending: dict[int, tuple[str, Callable[[], None]]] = {}
         self._seq = 0
+        self._batch: list[tuple[int, str, list[Event]]] = []  # this loop turn's submissions
         self._out = bytearray()  # what the socket did not take yet
         self._in = bytearray()
         self._stopping = False
@@ -106,9 +107,15 @@ class WriterProcess:
             raise RuntimeError("the store's writer has stopped")
         self._seq += 1
         self._pending[self._seq] = (code, done)
-        self._send(_frame((self._seq, code, list(events))))
+        self._batch.append((self._seq, code, list(events)))
+        if len(self._batch) == 1:  # one write a loop turn, whatever the turn submitted
+            self.loop.call_soon(self._send_batch)
 
-    def _send(self, data: bytes) -> None:
+    def _send_batch(self) -> None:
+        if self._stopping or not self._batch:
+            return  # stop() sent it
+        batch, self._batch = self._batch, []
+        data = _frame(batch)
         if self._out:
             self._out += data
             return
@@ -178,6 +185,9 @@ class WriterProcess:
         if self._stopping:
             return
         self._stopping = True
+        if self._batch:
+            self._out += _frame(self._batch)
+            self._batch = []
         fd = self._sock.fileno()
         self.loop.remove_reader(fd)
         if self._out:
@@ -251,8 +261,9 @@ def _child_main(url: str, node: str | None, every_ms: float | None, sock: socket
         if not data:
             break
         buffer += data
-        for seq, code, events in _frames(buffer):
-            writer.submit(code, events, _Done(seq))
+        for batch in _frames(buffer):
+            for seq, code, events in batch:
+                writer.submit(code, events, _Done(seq))
     writer.stop()
     store.close()
     sock.close()
