@@ -125,3 +125,28 @@ async def test_a_game_served_with_the_writer_apart_is_stored_and_its_child_dies_
     store = Store(f"sqlite:///{db}")
     assert store.load(seated["code"])[-1].kind == "over"
     store.close()
+
+
+def _running(pid: int) -> bool:
+    """``pid`` exists and has not exited (a zombie, not yet reaped by its parent, has)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+def test_a_node_whose_writer_dies_stops_rather_than_play_on_unrecorded(tmp_path: Path) -> None:
+    db = tmp_path / "orphan.db"
+    with running_server(db, args=["--writer", "process"]) as (http, _, pid):
+        deadline = time.monotonic() + 20
+        while not (children := _children(pid)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert httpx.post(f"{http}/api/tables", json={"name": "Ana", "seats": 2},
+                          timeout=10).status_code == 201  # fmt: skip
+        os.kill(children[0], signal.SIGKILL)
+        deadline = time.monotonic() + 20
+        while _running(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _running(pid), "the node played on without its writer"
+    assert "writer process has died" in db.with_suffix(".log").read_text()

@@ -97,9 +97,9 @@ class Settings:
     )  # fmt: skip
     bot_pace: float = option(1.0, "--bot-pace", "scale of the bots' pauses before revealing")
     writer: str = option(
-        "thread", "--writer",
-        "where the store's group commit runs: a thread of the node's process, or a process "
-        "of its own beside it (no wait for the interpreter's lock: docs/BENCHMARKS.md)",
+        "process", "--writer",
+        "where the store's group commit runs: a process of its own beside the node's (no "
+        "wait for the interpreter's lock: docs/BENCHMARKS.md), or a thread of the node's",
         choices=("thread", "process"),
     )  # fmt: skip
     gc: str = option(
