@@ -89,8 +89,7 @@ def build_app(
     server makes by itself (:class:`flyswat.players.arena.Schedule`). ``stall_log_ms``: an
     event-loop stall longer than this is logged (:mod:`flyswat.server.metrics`). ``writer``:
     ``thread`` or ``process``, where the store's group commit runs
-    (:mod:`flyswat.server.writer_process`; ``flyswat serve`` says ``process``, the tests'
-    servers in a thread of their own keep a thread).
+    (:mod:`flyswat.server.writer_process`; ``flyswat serve --writer``).
     """
     limits = limits or Limits()
     store = Store(db_url, node=node_id)

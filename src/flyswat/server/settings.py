@@ -97,9 +97,10 @@ class Settings:
     )  # fmt: skip
     bot_pace: float = option(1.0, "--bot-pace", "scale of the bots' pauses before revealing")
     writer: str = option(
-        "process", "--writer",
-        "where the store's group commit runs: a process of its own beside the node's (no "
-        "wait for the interpreter's lock: docs/BENCHMARKS.md), or a thread of the node's",
+        "thread", "--writer",
+        "where the store's group commit runs: a thread of the node's process, or a process "
+        "of its own beside it (no wait for the interpreter's lock; a game's end costs the "
+        "node's loop more: docs/BENCHMARKS.md, The writer apart)",
         choices=("thread", "process"),
     )  # fmt: skip
     gc: str = option(
