@@ -13,10 +13,11 @@ state (lobby, playing, over, expired); an ``over`` event's record goes to the re
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -317,25 +318,33 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
 # -- the cluster's fence: ownership checked in the writer's transaction --------------------
 
 
+@contextlib.contextmanager
+def raw_cursor(conn: Connection) -> Iterator[tuple[Any, str]]:
+    """The DB-API's own cursor of ``conn`` and its parameter mark (``?`` or ``%s``): the
+    writer's statements of every commit, where SQLAlchemy's statements, parameters and rows
+    cost more than the SQL, and each statement is a wait for the interpreter's lock."""
+    dbapi: Any = conn.connection.dbapi_connection
+    cur = dbapi.cursor()
+    try:
+        yield cur, "?" if conn.dialect.name == "sqlite" else "%s"
+    finally:
+        cur.close()
+
+
 def owners_of(conn: Connection, codes: list[str]) -> list[tuple[str, str | None]]:
     """``(code, node)`` of the tables ``codes`` that have an owner row: the store's write
     fence, checked once a commit.
 
-    Through the DB-API's own cursor (SQLAlchemy's statement and rows cost more than the
-    query, once every few ms), by the primary key only (with ``node = ?`` beside it SQLite
+    Through :func:`raw_cursor`, by the primary key only (with ``node = ?`` beside it SQLite
     walks the node's index: every table of the node). ``FOR SHARE`` on PostgreSQL: an
     adoption's UPDATE of these rows waits for this commit and then loads what it wrote
     (SQLite: the writer's transaction holds the write lock from its start)."""
-    sqlite = conn.dialect.name == "sqlite"
-    marks = ",".join(("?" if sqlite else "%s") for _ in codes)
-    sql = f"SELECT code, node FROM flyswat_owners WHERE code IN ({marks})"
-    dbapi: Any = conn.connection.dbapi_connection
-    cur = dbapi.cursor()
-    try:
-        cur.execute(sql if sqlite else sql + " FOR SHARE", codes)
+    with raw_cursor(conn) as (cur, mark):
+        sql = (
+            f"SELECT code, node FROM flyswat_owners WHERE code IN ({','.join(mark for _ in codes)})"
+        )
+        cur.execute(sql if mark == "?" else sql + " FOR SHARE", codes)
         return [(row[0], row[1]) for row in cur.fetchall()]
-    finally:
-        cur.close()
 
 
 #: Rows of one multi-row ``INSERT`` at most (SQLite's oldest limit of bound values is 999).
@@ -345,41 +354,30 @@ ROWS_A_STATEMENT = 999 // 5
 def insert_rows(conn: Connection, table: str, columns: Sequence[str],
                 rows: Sequence[Sequence[Any]]) -> None:  # fmt: skip
     """Append ``rows`` (values of ``columns``, in order) to ``table`` in as few statements as
-    SQLite's limits allow, through the DB-API's own cursor: the writer's inserts of every
-    commit, where SQLAlchemy's parameters cost more than the insert and each statement (each
-    row of an ``executemany``) is a wait for the interpreter's lock."""
+    SQLite's limits allow, through :func:`raw_cursor` (an ``executemany`` would be a statement,
+    and a wait for the interpreter's lock, a row)."""
     if not rows:
         return
-    mark = "?" if conn.dialect.name == "sqlite" else "%s"
-    one = "(" + ", ".join(mark for _ in columns) + ")"
-    head = f"INSERT INTO {table} ({', '.join(columns)}) VALUES "
-    dbapi: Any = conn.connection.dbapi_connection
-    cur = dbapi.cursor()
-    try:
+    with raw_cursor(conn) as (cur, mark):
+        one = "(" + ", ".join(mark for _ in columns) + ")"
+        head = f"INSERT INTO {table} ({', '.join(columns)}) VALUES "
         for i in range(0, len(rows), ROWS_A_STATEMENT):
             chunk = rows[i : i + ROWS_A_STATEMENT]
             cur.execute(head + ", ".join(one for _ in chunk), [v for row in chunk for v in row])
-    finally:
-        cur.close()
 
 
 def set_states(conn: Connection, states: Mapping[str, str]) -> None:
     """Set each table's state (``{code: state}``): one ``UPDATE`` a state."""
-    mark = "?" if conn.dialect.name == "sqlite" else "%s"
     by_state: dict[str, list[str]] = {}
     for code, state in states.items():
         by_state.setdefault(state, []).append(code)
-    dbapi: Any = conn.connection.dbapi_connection
-    cur = dbapi.cursor()
-    try:
+    with raw_cursor(conn) as (cur, mark):
         for state, codes in by_state.items():
             for i in range(0, len(codes), ROWS_A_STATEMENT):
                 chunk = codes[i : i + ROWS_A_STATEMENT]
                 marks = ", ".join(mark for _ in chunk)
                 cur.execute(f"UPDATE {tables.name} SET state = {mark} WHERE code IN ({marks})",
                             [state, *chunk])  # fmt: skip
-    finally:
-        cur.close()
 
 
 def write_lock(conn: Connection) -> None:

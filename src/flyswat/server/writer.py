@@ -131,13 +131,13 @@ class Writer:
     def __init__(
         self,
         store: Store,
-        loop: asyncio.AbstractEventLoop,
+        loop: asyncio.AbstractEventLoop | None,
         every_ms: float = COMMIT_EVERY_MS,
         fenced: Callable[[set[str]], None] | None = None,
         observe: Callable[[float], None] | None = None,
     ) -> None:
         self.store = store
-        self.loop = loop
+        self.loop = loop  # None: a subclass reports its commits itself (:meth:`_report`)
         #: Told (on the loop) of tables whose events the store refused: this node no
         #: longer owns them (:meth:`Store.write_batch`); their ``done`` never runs.
         self.fenced = fenced
@@ -260,14 +260,21 @@ class Writer:
             self.observe(took)
         if stopping:
             return
-        dones = [done for code, _, done in batch if code not in fenced]
+        self._report(fenced, [done for code, _, done in batch if code not in fenced])
+
+    def _report(self, fenced: set[str], dones: list[Callable[[], None]]) -> None:
+        """Tell the loop what a commit did: the ``fenced`` tables' events were refused, and
+        ``dones`` (the stored submissions', in order) run there."""
+        assert self.loop is not None
         with contextlib.suppress(RuntimeError):  # a closed loop: nobody is left to tell
             if fenced and self.fenced is not None:
                 self.loop.call_soon_threadsafe(self.fenced, fenced)
-            self.loop.call_soon_threadsafe(_run_all, dones)
+            self.loop.call_soon_threadsafe(run_all, dones)
 
 
-def _run_all(dones: list[Callable[[], None]]) -> None:
+def run_all(dones: Sequence[Callable[[], None]]) -> None:
+    """Run each stored submission's ``done``, in order; one's failure is logged and the
+    others still run."""
     for done in dones:
         try:
             done()

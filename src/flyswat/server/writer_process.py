@@ -5,9 +5,9 @@ loop: each of a commit's statements lets the lock go while the database works, a
 back only when the busy loop hands it over, up to the switch interval (5 ms) later. A commit
 of 1–3 ms of its own CPU took 25–50 ms so under load (docs/BENCHMARKS.md, *The writer apart*),
 and every table's round result waits for its commit. Here the same :class:`Writer` runs in a
-child process with its own interpreter; the event loop only hands it each submission (one
-``write`` on a socket pair, never blocking: what the socket does not take waits in a buffer)
-and reads back which submissions are stored.
+child process with its own interpreter; the event loop only hands it each turn's submissions
+(one ``write`` on a socket pair, never blocking: what the socket does not take waits in a
+buffer) and reads back, after each commit, which submissions are stored.
 
 The contract is :class:`Writer`'s: ``done`` runs on the loop once the events are stored, a
 table's in order; the events of a table the node no longer owns are not stored and ``fenced``
@@ -27,11 +27,11 @@ import os
 import pickle
 import socket
 import struct
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from flyswat.server.store import Store
+from flyswat.server.writer import COMMIT_EVERY_MS, Writer, run_all
 from flyswat.table.events import Event
 
 log = logging.getLogger("flyswat.server")
@@ -69,7 +69,7 @@ class WriterProcess:
         self,
         store: Store,
         loop: asyncio.AbstractEventLoop,
-        every_ms: float | None = None,
+        every_ms: float = COMMIT_EVERY_MS,
         fenced: Callable[[set[str]], None] | None = None,
         observe: Callable[[float], None] | None = None,
     ) -> None:
@@ -78,7 +78,7 @@ class WriterProcess:
         self.observe = observe
         self._pending: dict[int, tuple[str, Callable[[], None]]] = {}
         self._seq = 0
-        self._batch: list[tuple[int, str, list[Event]]] = []  # this loop turn's submissions
+        self._batch: list[tuple[int, str, Sequence[Event]]] = []  # this loop turn's
         self._out = bytearray()  # what the socket did not take yet
         self._in = bytearray()
         self._stopping = False
@@ -107,27 +107,23 @@ class WriterProcess:
             raise RuntimeError("the store's writer has stopped")
         self._seq += 1
         self._pending[self._seq] = (code, done)
-        self._batch.append((self._seq, code, list(events)))
+        self._batch.append((self._seq, code, events))
         if len(self._batch) == 1:  # one write a loop turn, whatever the turn submitted
             self.loop.call_soon(self._send_batch)
 
     def _send_batch(self) -> None:
         if self._stopping or not self._batch:
             return  # stop() sent it
-        batch, self._batch = self._batch, []
-        data = _frame(batch)
-        if self._out:
-            self._out += data
-            return
-        try:
-            sent = self._sock.send(data)
-        except BlockingIOError:
-            sent = 0
-        if sent < len(data):
-            self._out += data[sent:]
-            self.loop.add_writer(self._sock.fileno(), self._writable)
+        idle = not self._out  # else the socket's writer callback is on, and sends it
+        self._out += _frame(self._batch)
+        self._batch = []
+        if idle:
+            self._writable()
+            if self._out:
+                self.loop.add_writer(self._sock.fileno(), self._writable)
 
     def _writable(self) -> None:
+        """Send what the socket takes of what waits (never blocking)."""
         try:
             sent = self._sock.send(self._out)
         except BlockingIOError:
@@ -145,30 +141,16 @@ class WriterProcess:
             self._died()
             return
         self._in += data
-        for message in _frames(self._in):
-            kind = message[0]
-            if kind == "done":
-                _, seqs, took = message
-                if self.observe is not None:
-                    self.observe(took)
-                self._done(seqs)
-            elif kind == "fenced":
-                codes = message[1]
-                for seq in [s for s, (code, _) in self._pending.items() if code in codes]:
-                    del self._pending[seq]  # their tables are another node's now
+        for seqs, fenced, took in _frames(self._in):  # one commit's report
+            if self.observe is not None:
+                self.observe(took)
+            pending = self._pending
+            if fenced:  # those tables are another node's now: nothing of theirs is told
+                for seq in [s for s, (code, _) in pending.items() if code in fenced]:
+                    del pending[seq]
                 if self.fenced is not None:
-                    self.fenced(codes)
-
-    def _done(self, seqs: list[int]) -> None:
-        pending = self._pending
-        for seq in seqs:
-            entry = pending.pop(seq, None)
-            if entry is None:
-                continue
-            try:
-                entry[1]()
-            except Exception:  # one table's failure must not keep the others untold
-                log.exception("telling a stored outcome failed")
+                    self.fenced(fenced)
+            run_all([pending.pop(seq)[1] for seq in seqs if seq in pending])
 
     def _died(self) -> None:
         self.loop.remove_reader(self._sock.fileno())
@@ -201,57 +183,41 @@ class WriterProcess:
         self._sock.close()
 
 
-class _Report:
-    """The child's stand-in for the event loop: what its writer reports after each commit is
-    sent to the node at once, from the writer's thread."""
+class _ChildWriter(Writer):
+    """The writer in the child: it reports each commit to the node over ``sock`` — the
+    stored submissions' numbers, the tables fenced, the commit's time — from its thread."""
 
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, store: Store, every_ms: float, sock: socket.socket) -> None:
+        super().__init__(store, None, every_ms=every_ms, observe=self._took)
         self.sock = sock
         self.took = 0.0
-        self.lock = threading.Lock()
 
-    def call_soon_threadsafe(self, fn: Callable[..., Any], *args: Any) -> None:
-        from flyswat.server.writer import _run_all
+    def _took(self, took: float) -> None:
+        self.took = took  # reported with the commit, which follows at once
 
-        if fn is _run_all:
-            seqs = [done.seq for done in args[0]]
-            self._send(("done", seqs, self.took))
-        else:  # the writer's ``fenced``
-            fn(*args)
-
-    def fenced(self, codes: set[str]) -> None:
-        self._send(("fenced", codes))
-
-    def observe(self, took: float) -> None:
-        self.took = took  # sent with the commit's dones, which follow at once
-
-    def _send(self, message: Any) -> None:
-        with self.lock, contextlib.suppress(OSError):  # OSError: the node is gone
-            self.sock.sendall(_frame(message))
+    def _report(self, fenced: set[str], dones: list[Callable[[], None]]) -> None:
+        seqs = [cast(_Done, done).seq for done in dones]
+        with contextlib.suppress(OSError):  # the node is gone: nobody is left to tell
+            self.sock.sendall(_frame((seqs, fenced, self.took)))
 
 
 class _Done:
-    """A submission's ``done`` in the child: its number, sent back once it is stored."""
+    """A submission's ``done`` in the child: its number, reported once it is stored."""
 
     __slots__ = ("seq",)
 
     def __init__(self, seq: int) -> None:
         self.seq = seq
 
-    def __call__(self) -> None:  # pragma: no cover - the child reports, never calls
+    def __call__(self) -> None:  # pragma: no cover - the child reports it, never runs it
         pass
 
 
-def _child_main(url: str, node: str | None, every_ms: float | None, sock: socket.socket) -> None:
+def _child_main(url: str, node: str | None, every_ms: float, sock: socket.socket) -> None:
     """The writer process: read submissions until the node's end closes, store them."""
-    from flyswat.server.writer import COMMIT_EVERY_MS, Writer
-
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s:     %(name)s: %(message)s")
     store = Store(url, node=node)
-    report = _Report(sock)
-    writer = Writer(store, cast(asyncio.AbstractEventLoop, report),
-                    every_ms=COMMIT_EVERY_MS if every_ms is None else every_ms,
-                    fenced=report.fenced, observe=report.observe)  # fmt: skip
+    writer = _ChildWriter(store, every_ms, sock)
     buffer = bytearray()
     while True:
         try:
