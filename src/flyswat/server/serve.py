@@ -21,8 +21,8 @@ from flyswat.server.transport import serve
 #: Allocations between young collections (Python's default is 700). Each young collection of
 #: the server costs tens of ms whatever its size, so fewer of them (docs/BENCHMARKS.md).
 GC_THRESHOLD0 = 20_000
-#: Generation-1 collections between two full ones: so many that none runs by itself.
-NO_FULL = 10**9
+#: Collections between two of the next generation: so many that none of the older two runs.
+NEVER = 10**9
 
 
 async def collect(freeze_every_s: float = 5.0) -> None:
@@ -30,16 +30,18 @@ async def collect(freeze_every_s: float = 5.0) -> None:
 
     A full collection walks every live object and holds up every table meanwhile (hundreds of
     ms with thousands of players: docs/BENCHMARKS.md, Load and soak), and so does a
-    collection of everything that survived the last few seconds (20–90 ms at 2,000 players,
-    *The hot path*). So the collector never walks the live heap: young collections run every
-    :data:`GC_THRESHOLD0` allocations as usual, and every few seconds what survived them is
-    frozen out of every later walk (a list splice: no pause). Objects that die by reference
-    count are freed at once as ever, frozen or not; a cycle among frozen objects would stay,
-    so the server makes none that outlive a young collection (a finished table, a closed
-    socket and its session are freed by reference count: ``tests/server/test_heap.py``), and
+    collection of the middle generation, everything that survived the young collections of
+    the last few seconds (20–90 ms at 2,000 players, *The hot path*; 80–150 ms when 750 games
+    end together, *The collector's middle generation*). So the collector walks only what was
+    made since its last collection: young collections run every :data:`GC_THRESHOLD0`
+    allocations as usual, the older generations never, and every few seconds what survived
+    the young ones is frozen out of every later walk (a list splice: no pause). Objects that
+    die by reference count are freed at once as ever, frozen or not; a cycle that outlives a
+    young collection would stay, so the server makes none (a finished table, a closed socket
+    and its session are freed by reference count: ``tests/server/test_heap.py``), and
     ``/metrics`` counts the live heap's blocks (``flyswat_heap_blocks``).
     """
-    gc.set_threshold(GC_THRESHOLD0, 10, NO_FULL)
+    gc.set_threshold(GC_THRESHOLD0, NEVER, NEVER)
     gc.freeze()
     while True:
         await asyncio.sleep(freeze_every_s)
