@@ -68,6 +68,7 @@ from harness.load import percentile, raise_fd_limit
 from harness.procs import (
     ServerProcess,
     cpu_times,
+    gc_collections,
     gc_pauses,
     machine_cpu,
     peak_rss_bytes,
@@ -408,12 +409,14 @@ HISTOGRAMS = (
 )
 
 
-def histograms(servers: Servers) -> dict[str, dict[float, float]]:
+def histograms(servers: Servers) -> tuple[dict[str, dict[float, float]], dict[str, float]]:
     """Every node's :data:`HISTOGRAMS`, summed: cumulative counts by bucket bound (s); empty
-    for a server without them."""
+    for a server without them. And the collector's counters by generation (``collections
+    <g>``, and ``found <g>``: the cyclic garbage it freed), summed."""
     from prometheus_client.parser import text_string_to_metric_families
 
     out: dict[str, dict[float, float]] = {name: {} for name in HISTOGRAMS}
+    collector: dict[str, float] = {}
     for url in servers.urls():
         try:
             text = httpx.get(url + "/metrics", timeout=10).text
@@ -426,7 +429,14 @@ def histograms(servers: Servers) -> dict[str, dict[float, float]]:
                     if sample.name.endswith("_bucket") and name in out:
                         le = float(sample.labels["le"])
                         out[name][le] = out[name].get(le, 0.0) + sample.value
-    return out
+                    elif name in GC_COUNTERS:
+                        key = f"{GC_COUNTERS[name]} {sample.labels['generation']}"
+                        collector[key] = collector.get(key, 0.0) + sample.value
+    return out, collector
+
+
+#: The collector's counters in ``/metrics``, by the name :func:`histograms` gives them.
+GC_COUNTERS = {"flyswat_gc_collections_total": "collections", "flyswat_gc_collected_total": "found"}
 
 
 def over_window(
@@ -508,7 +518,7 @@ def run_step(server: Servers, tables: int, args: argparse.Namespace, prof: Path,
         machine0 = machine_cpu()
         services = service_pids()
         services0 = services_cpu(services)
-        hist0 = histograms(server)
+        hist0, gc0 = histograms(server)
         rss_max = 0
         while time.monotonic() < t0 + args.duration:
             time.sleep(min(1.0, max(0.0, t0 + args.duration - time.monotonic())))
@@ -517,7 +527,9 @@ def run_step(server: Servers, tables: int, args: argparse.Namespace, prof: Path,
             rss_max = max(rss_max, sum(rss_bytes(pid) for pid in server.pids()))
         window = time.monotonic() - t0
         wall1 = time.time()
-        out["server_histograms"] = over_window(hist0, histograms(server))
+        hist1, gc1 = histograms(server)
+        out["server_histograms"] = over_window(hist0, hist1)
+        out["server_gc"] = {k: n - gc0.get(k, 0.0) for k, n in gc1.items()}
         logs = [read_from(s.log, at) for s, at in zip(server.servers, logs0, strict=True)]
         machine1 = machine_cpu()
         # A backend born in the window (the pages process connects at its first read) is
@@ -547,7 +559,9 @@ def run_step(server: Servers, tables: int, args: argparse.Namespace, prof: Path,
         out["stalls_ms"], out["stall_causes"] = lengths, dict(causes.most_common())
         out["stalls_mostly"] = dict(mostly.most_common())
         out["gc_full_ms"] = [ms for t, ms in gc_pauses(gc_log, 2) if wall0 <= t <= wall1]
-        out["gc_young_ms"] = [ms for t, ms in gc_pauses(gc_log, 1) if wall0 <= t <= wall1]
+        young = [(ms, n) for t, ms, n in gc_collections(gc_log, 1) if wall0 <= t <= wall1]
+        out["gc_young_ms"] = [ms for ms, _ in young]
+        out["gc_young_found"] = sum(n for _, n in young)  # cyclic garbage they freed
         out["other_cores"] = (out["busy_cores"] - out["server_cpu"] - out["generator_cpu"]
                               - (out["pages_cpu"] or 0.0))  # fmt: skip
         out["pass"], out["why"] = verdict(out)
@@ -731,7 +745,10 @@ def details(fig: dict[str, Any]) -> list[str]:
         f"closed before their last hand {fig['rounds_closed_before_last_hand']}",
         f"  the server's garbage collections in the window: full {len(fig['gc_full_ms'])} "
         f"(pauses ms: {', '.join(f'{ms:.0f}' for ms in fig['gc_full_ms']) or '-'}), young "
-        f"{len(fig['gc_young_ms'])} (max {max(fig['gc_young_ms'], default=0):.0f} ms)",
+        f"{len(fig['gc_young_ms'])} (max {max(fig['gc_young_ms'], default=0):.0f} ms, "
+        f"{fig.get('gc_young_found', 0)} objects of cyclic garbage found); by generation, "
+        "collections and the cyclic garbage they found: "
+        + (", ".join(f"{k} {n:.0f}" for k, n in sorted(fig.get("server_gc", {}).items())) or "-"),
         f"  p99.9 of (a) {fig['last_action_ms'].get('p99.9', float('nan')):.1f} ms; the server's "
         f"event-loop stalls over {STALL_MS:g} ms in the window: {len(fig.get('stalls_ms', []))}"
         f" (longest {max(fig.get('stalls_ms', []), default=0):.0f} ms); caught in: "
