@@ -559,6 +559,7 @@ def run_step(server: Servers, tables: int, args: argparse.Namespace, prof: Path,
         out["stalls_ms"], out["stall_causes"] = lengths, dict(causes.most_common())
         out["stalls_mostly"] = dict(mostly.most_common())
         out["gc_full_ms"] = [ms for t, ms in gc_pauses(gc_log, 2) if wall0 <= t <= wall1]
+        out["gc_gen0_ms"] = [ms for t, ms in gc_pauses(gc_log, 0) if wall0 <= t <= wall1]
         young = [(ms, n) for t, ms, n in gc_collections(gc_log, 1) if wall0 <= t <= wall1]
         out["gc_young_ms"] = [ms for ms, _ in young]
         out["gc_young_found"] = sum(n for _, n in young)  # cyclic garbage they freed
@@ -746,7 +747,9 @@ def details(fig: dict[str, Any]) -> list[str]:
         f"  the server's garbage collections in the window: full {len(fig['gc_full_ms'])} "
         f"(pauses ms: {', '.join(f'{ms:.0f}' for ms in fig['gc_full_ms']) or '-'}), young "
         f"{len(fig['gc_young_ms'])} (max {max(fig['gc_young_ms'], default=0):.0f} ms, "
-        f"{fig.get('gc_young_found', 0)} objects of cyclic garbage found); by generation, "
+        f"{fig.get('gc_young_found', 0)} objects of cyclic garbage found); generation 0: "
+        f"{len(fig.get('gc_gen0_ms', []))}, max {max(fig.get('gc_gen0_ms', []), default=0):.1f}"
+        f" ms, over 25 ms {sum(ms > 25 for ms in fig.get('gc_gen0_ms', []))}; by generation, "
         "collections and the cyclic garbage they found: "
         + (", ".join(f"{k} {n:.0f}" for k, n in sorted(fig.get("server_gc", {}).items())) or "-"),
         f"  p99.9 of (a) {fig['last_action_ms'].get('p99.9', float('nan')):.1f} ms; the server's "

@@ -169,8 +169,8 @@ class ServerProcess:
 
 def _gc_prelude(log: Path | None, gc_mode: str) -> str:
     """Python that runs ``flyswat`` with its command-line arguments after, optionally logging
-    each generation 1 and 2 garbage collection as ``<wall time> <generation> <pause ms>
-    <objects collected>`` to ``log``, and with the collector as ``gc_mode`` says (the
+    each garbage collection as ``<wall time> <generation> <pause ms> <objects collected>``
+    to ``log``, and with the collector as ``gc_mode`` says (the
     server's code is not touched)."""
     lines = ["import gc, sys, time"]
     if log is not None:
@@ -178,8 +178,6 @@ def _gc_prelude(log: Path | None, gc_mode: str) -> str:
             f"out = open({str(log)!r}, 'a', buffering=1)",
             "began = [0.0]",
             "def note(phase, info):",
-            "    if info['generation'] == 0:",
-            "        return",
             "    if phase == 'start':",
             "        began[0] = time.perf_counter()",
             "        return",

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -63,11 +64,18 @@ async def test_a_whole_game_and_its_sockets_leave_no_cycle_of_the_servers_object
     assert ours == [], f"cycles of {ours} are freed only by a full collection"
 
 
+class _Node:
+    """A thing that can be part of a cycle."""
+
+    me: object = None
+
+
 @pytest.mark.anyio
-async def test_the_collector_walks_only_the_young_and_freezes_what_survives_it() -> None:
+async def test_the_collector_walks_only_the_young_frees_their_cycles_and_freezes_the_rest() -> None:
     """Survivors of many young collections, as when hundreds of games end together: no
-    collection walks them (the middle generation's held the loop 80–150 ms so), and they are
-    frozen out of every later walk."""
+    collection walks them again (the middle generation's held the loop 80–150 ms so), they
+    are frozen out of every later walk, and a cycle that died before its freeze is freed
+    rather than frozen for good."""
     walked: list[int] = []
 
     def note(phase: str, info: dict[str, int]) -> None:
@@ -75,13 +83,20 @@ async def test_the_collector_walks_only_the_young_and_freezes_what_survives_it()
             walked.append(info["generation"])
 
     was = gc.get_threshold()
-    policy = asyncio.ensure_future(serve.collect(freeze_every_s=0.05))
+    gc.collect()
+    policy = asyncio.ensure_future(serve.collect(every_s=0.05))
     gc.callbacks.append(note)
     try:
         await asyncio.sleep(0)  # the policy is set
         kept = [[n] for n in range(40 * serve.GC_THRESHOLD0)]  # survive 40 young collections
         await asyncio.sleep(0.2)
         frozen = gc.get_freeze_count()
+        dead = _Node()
+        dead.me = dead  # a cycle: only a collection frees it
+        gone = weakref.ref(dead)
+        del dead
+        await asyncio.sleep(0.2)  # past a freeze or more, with next to nothing allocated
+        freed = gone() is None
     finally:
         gc.callbacks.remove(note)
         policy.cancel()
@@ -90,3 +105,4 @@ async def test_the_collector_walks_only_the_young_and_freezes_what_survives_it()
     assert walked.count(0) >= 30
     assert set(walked) == {0}, "an older generation was walked"
     assert frozen >= len(kept)
+    assert freed, "a dead cycle was frozen instead of freed"

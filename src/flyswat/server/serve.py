@@ -18,34 +18,38 @@ from flyswat.server.app import build_app, build_pages_app
 from flyswat.server.store import Store
 from flyswat.server.transport import serve
 
-#: Allocations between young collections (Python's default is 700). Each young collection of
-#: the server costs tens of ms whatever its size, so fewer of them (docs/BENCHMARKS.md).
+#: Allocations less deallocations between young collections (Python's default is 700): fewer
+#: of them, each walking what was made since the last (docs/BENCHMARKS.md, The collector).
 GC_THRESHOLD0 = 20_000
 #: Collections between two of the next generation: so many that none of the older two runs.
 NEVER = 10**9
 
 
-async def collect(freeze_every_s: float = 5.0) -> None:
+async def collect(every_s: float = 1.0) -> None:
     """Keep the garbage collector's pauses off the players' critical path.
 
     A full collection walks every live object and holds up every table meanwhile (hundreds of
     ms with thousands of players: docs/BENCHMARKS.md, Load and soak), and so does a
     collection of the middle generation, everything that survived the young collections of
-    the last few seconds (20–90 ms at 2,000 players, *The hot path*; 80–150 ms when 750 games
-    end together, *The collector's middle generation*). So the collector walks only what was
-    made since its last collection: young collections run every :data:`GC_THRESHOLD0`
-    allocations as usual, the older generations never, and every few seconds what survived
-    the young ones is frozen out of every later walk (a list splice: no pause). Objects that
-    die by reference count are freed at once as ever, frozen or not; a cycle that outlives a
-    young collection would stay, so the server makes none (a finished table, a closed socket
-    and its session are freed by reference count: ``tests/server/test_heap.py``), and
-    ``/metrics`` counts the live heap's blocks (``flyswat_heap_blocks``).
+    the last few seconds (20–150 ms, *The hot path*, *The collector's generations*). Nor is a
+    young collection as small as its threshold says: the threshold counts allocations less
+    deallocations, and the old objects that die when many games end together pay for as many
+    new ones, so the young generation held 160,000 objects at 20,000 counted, a pause of 50 ms.
+
+    So the collector walks only what was made in the last second: young collections run
+    every :data:`GC_THRESHOLD0` allocations as usual, the older generations never, and every
+    second a young collection frees that second's cyclic garbage and what survived it is
+    frozen out of every later walk (a list splice). Objects that die by reference count are
+    freed at once as ever, frozen or not; a cycle still alive at its freeze would stay, so
+    the server makes none that outlive a second (a finished table, a closed socket and its
+    session are freed by reference count: ``tests/server/test_heap.py``), and ``/metrics``
+    counts the live heap's blocks (``flyswat_heap_blocks``).
     """
     gc.set_threshold(GC_THRESHOLD0, NEVER, NEVER)
-    gc.freeze()
     while True:
-        await asyncio.sleep(freeze_every_s)
+        gc.collect(0)
         gc.freeze()
+        await asyncio.sleep(every_s)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -105,8 +105,9 @@ class Settings:
     )  # fmt: skip
     gc: str = option(
         "tuned", "--gc",
-        "garbage collector: tuned (survivors of young collections frozen every 5 s; no full "
-        "collection of the live heap: docs/BENCHMARKS.md) or Python's own defaults",
+        "garbage collector: tuned (only the young generation collected, its survivors "
+        "frozen every 5 s: no collection walks the live heap; docs/BENCHMARKS.md) or "
+        "Python's own defaults",
         choices=("tuned", "python"),
     )  # fmt: skip
     rtt_header_from: frozenset[str] = option(
