@@ -19,7 +19,7 @@ from flyswat.server.store import Store
 from flyswat.server.transport import serve
 
 #: Allocations less deallocations between young collections (Python's default is 700): fewer
-#: of them, each walking what was made since the last (docs/BENCHMARKS.md, The collector).
+#: of them, each walking what was made since the last (docs/BENCHMARKS.md, A burst of games' ends).
 GC_THRESHOLD0 = 20_000
 #: Collections between two of the next generation: so many that none of the older two runs.
 NEVER = 10**9
@@ -31,7 +31,7 @@ async def collect(every_s: float = 1.0) -> None:
     A full collection walks every live object and holds up every table meanwhile (hundreds of
     ms with thousands of players: docs/BENCHMARKS.md, Load and soak), and so does a
     collection of the middle generation, everything that survived the young collections of
-    the last few seconds (20–150 ms, *The hot path*, *The collector's generations*). Nor is a
+    the last few seconds (20–150 ms, *The hot path*, *A burst of games' ends*). Nor is a
     young collection as small as its threshold says: the threshold counts allocations less
     deallocations, and the old objects that die when many games end together pay for as many
     new ones, so the young generation held 160,000 objects at 20,000 counted, a pause of 50 ms.
