@@ -201,11 +201,11 @@ def gc_pauses(log: Path, generation: int = 2) -> list[tuple[float, float]]:
 
 def gc_collections(log: Path, generation: int = 2) -> list[tuple[float, float, int]]:
     """The ``(wall time, pause ms, objects collected)`` of each collection of ``generation``
-    in a ``gc_log``."""
+    in a ``gc_log`` (an anchor's log, Node's, has no count: 0)."""
     if not log.exists():
         return []
     rows = [line.split() for line in log.read_text().splitlines() if line.strip()]
-    return [(float(row[0]), float(row[2]), int(row[3])) for row in rows
+    return [(float(row[0]), float(row[2]), int(row[3]) if len(row) > 3 else 0) for row in rows
             if int(row[1]) == generation]  # fmt: skip
 
 
