@@ -68,7 +68,6 @@ from harness.load import percentile, raise_fd_limit
 from harness.procs import (
     ServerProcess,
     cpu_times,
-    gc_collections,
     gc_pauses,
     machine_cpu,
     peak_rss_bytes,
@@ -409,6 +408,10 @@ HISTOGRAMS = (
 )
 
 
+#: The collector's counters in ``/metrics``, by the name :func:`histograms` gives them.
+GC_COUNTERS = {"flyswat_gc_collections_total": "collections", "flyswat_gc_collected_total": "found"}
+
+
 def histograms(servers: Servers) -> tuple[dict[str, dict[float, float]], dict[str, float]]:
     """Every node's :data:`HISTOGRAMS`, summed: cumulative counts by bucket bound (s); empty
     for a server without them. And the collector's counters by generation (``collections
@@ -433,10 +436,6 @@ def histograms(servers: Servers) -> tuple[dict[str, dict[float, float]], dict[st
                         key = f"{GC_COUNTERS[name]} {sample.labels['generation']}"
                         collector[key] = collector.get(key, 0.0) + sample.value
     return out, collector
-
-
-#: The collector's counters in ``/metrics``, by the name :func:`histograms` gives them.
-GC_COUNTERS = {"flyswat_gc_collections_total": "collections", "flyswat_gc_collected_total": "found"}
 
 
 def over_window(
@@ -560,9 +559,7 @@ def run_step(server: Servers, tables: int, args: argparse.Namespace, prof: Path,
         out["stalls_mostly"] = dict(mostly.most_common())
         out["gc_full_ms"] = [ms for t, ms in gc_pauses(gc_log, 2) if wall0 <= t <= wall1]
         out["gc_gen0_ms"] = [ms for t, ms in gc_pauses(gc_log, 0) if wall0 <= t <= wall1]
-        young = [(ms, n) for t, ms, n in gc_collections(gc_log, 1) if wall0 <= t <= wall1]
-        out["gc_young_ms"] = [ms for ms, _ in young]
-        out["gc_young_found"] = sum(n for _, n in young)  # cyclic garbage they freed
+        out["gc_young_ms"] = [ms for t, ms in gc_pauses(gc_log, 1) if wall0 <= t <= wall1]
         out["other_cores"] = (out["busy_cores"] - out["server_cpu"] - out["generator_cpu"]
                               - (out["pages_cpu"] or 0.0))  # fmt: skip
         out["pass"], out["why"] = verdict(out)
@@ -723,6 +720,7 @@ def details(fig: dict[str, Any]) -> list[str]:
     lags = ", ".join(f"{k} {v['p50']:.1f}/{v['p99']:.1f}/{v['p100']:.0f}"
                      for k, v in fig["generator_lag_ms"].items())  # fmt: skip
     causes = list(fig.get("stall_causes", {}).items())
+    gen0 = fig.get("gc_gen0_ms", [])
     reads = fig.get("reads")
     read_line = [] if not reads else [
         f"  reads beside it ({fig['seeded_games']:,} games stored): {reads['rate']:g}/s asked, "
@@ -746,11 +744,10 @@ def details(fig: dict[str, Any]) -> list[str]:
         f"closed before their last hand {fig['rounds_closed_before_last_hand']}",
         f"  the server's garbage collections in the window: full {len(fig['gc_full_ms'])} "
         f"(pauses ms: {', '.join(f'{ms:.0f}' for ms in fig['gc_full_ms']) or '-'}), young "
-        f"{len(fig['gc_young_ms'])} (max {max(fig['gc_young_ms'], default=0):.0f} ms, "
-        f"{fig.get('gc_young_found', 0)} objects of cyclic garbage found); generation 0: "
-        f"{len(fig.get('gc_gen0_ms', []))}, max {max(fig.get('gc_gen0_ms', []), default=0):.1f}"
-        f" ms, over 25 ms {sum(ms > 25 for ms in fig.get('gc_gen0_ms', []))}; by generation, "
-        "collections and the cyclic garbage they found: "
+        f"{len(fig['gc_young_ms'])} (max {max(fig['gc_young_ms'], default=0):.0f} ms); "
+        f"generation 0: {len(gen0)}, max {max(gen0, default=0):.1f} ms, over 25 ms "
+        f"{sum(ms > 25 for ms in gen0)}; by generation, collections and the cyclic garbage "
+        "they found: "
         + (", ".join(f"{k} {n:.0f}" for k, n in sorted(fig.get("server_gc", {}).items())) or "-"),
         f"  p99.9 of (a) {fig['last_action_ms'].get('p99.9', float('nan')):.1f} ms; the server's "
         f"event-loop stalls over {STALL_MS:g} ms in the window: {len(fig.get('stalls_ms', []))}"

@@ -169,9 +169,8 @@ class ServerProcess:
 
 def _gc_prelude(log: Path | None, gc_mode: str) -> str:
     """Python that runs ``flyswat`` with its command-line arguments after, optionally logging
-    each garbage collection as ``<wall time> <generation> <pause ms> <objects collected>``
-    to ``log``, and with the collector as ``gc_mode`` says (the
-    server's code is not touched)."""
+    each garbage collection as ``<wall time> <generation> <pause ms>`` to ``log``, and with
+    the collector as ``gc_mode`` says (the server's code is not touched)."""
     lines = ["import gc, sys, time"]
     if log is not None:
         lines += [
@@ -182,8 +181,7 @@ def _gc_prelude(log: Path | None, gc_mode: str) -> str:
             "        began[0] = time.perf_counter()",
             "        return",
             "    pause = (time.perf_counter() - began[0]) * 1000",
-            "    out.write(f\"{time.time():.3f} {info['generation']} {pause:.1f} \"",
-            "              f\"{info['collected']}\\n\")",
+            "    out.write(f\"{time.time():.3f} {info['generation']} {pause:.1f}\\n\")",
             "gc.callbacks.append(note)",
         ]
     if gc_mode == "no-full":
@@ -196,17 +194,10 @@ def _gc_prelude(log: Path | None, gc_mode: str) -> str:
 
 def gc_pauses(log: Path, generation: int = 2) -> list[tuple[float, float]]:
     """The ``(wall time, pause ms)`` of each collection of ``generation`` in a ``gc_log``."""
-    return [(t, ms) for t, ms, _ in gc_collections(log, generation)]
-
-
-def gc_collections(log: Path, generation: int = 2) -> list[tuple[float, float, int]]:
-    """The ``(wall time, pause ms, objects collected)`` of each collection of ``generation``
-    in a ``gc_log`` (an anchor's log, Node's, has no count: 0)."""
     if not log.exists():
         return []
     rows = [line.split() for line in log.read_text().splitlines() if line.strip()]
-    return [(float(row[0]), float(row[2]), int(row[3]) if len(row) > 3 else 0) for row in rows
-            if int(row[1]) == generation]  # fmt: skip
+    return [(float(t), float(ms)) for t, g, ms in rows if int(g) == generation]
 
 
 @functools.cache

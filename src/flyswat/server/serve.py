@@ -19,7 +19,8 @@ from flyswat.server.store import Store
 from flyswat.server.transport import serve
 
 #: Allocations less deallocations between young collections (Python's default is 700): fewer
-#: of them, each walking what was made since the last (docs/BENCHMARKS.md, A burst of games' ends).
+#: of them, each walking what was made since the last (docs/BENCHMARKS.md, *A burst of
+#: games' ends*).
 GC_THRESHOLD0 = 20_000
 #: Collections between two of the next generation: so many that none of the older two runs.
 NEVER = 10**9
