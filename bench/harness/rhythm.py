@@ -73,6 +73,7 @@ class RhythmPlan:
     client: str = "wire"
     seed: int = 0
     name: str = "g0"
+    start: bool = True  # False: the hosts never start their games (the set-up alone)
 
 
 class Player:
@@ -130,7 +131,7 @@ class Player:
             self._lobby(msg)
 
     def _lobby(self, msg: dict[str, Any], now: float = 0.0) -> None:
-        if not self.host or self.started or self.table.start_sent:
+        if not self.host or self.started or self.table.start_sent or not self.gen.plan.start:
             return
         players = (msg.get("table") or {}).get("players") or []
         if len(players) == self.table.seats and all(

@@ -9,6 +9,10 @@
   hand, or its deadline) to the round's result queued on its sockets — the server's own
   share of what players wait for (store commit included);
 - ``flyswat_store_commit_seconds``: each group commit's time (the writer thread's);
+- ``flyswat_setups_waited_total``, ``flyswat_setups_refused_total`` and
+  ``flyswat_setup_budget``: creates and joins that waited while the loop ran late, those
+  answered ``busy`` after :data:`~flyswat.server.admission.MAX_WAIT_S`, and how many the
+  door now lets in each period (:mod:`flyswat.server.admission`);
 - ``flyswat_loop_stall_seconds``: how late the event loop ran a timer set every 50 ms — a
   stall holds every table of the node (``flyswat_loop_stall_max_seconds``: the longest);
 - ``flyswat_heap_blocks`` (the live heap: flat under a steady load, or it grows),
@@ -167,6 +171,16 @@ class _Now(Collector):
         yield runs
         yield found
         yield CounterMetricFamily("flyswat_messages_sent", "WebSocket messages sent", executor.sent)
+        door = runner.admission
+        yield CounterMetricFamily(
+            "flyswat_setups_waited", "creates and joins that waited for the loop", door.waited
+        )
+        yield CounterMetricFamily(
+            "flyswat_setups_refused", "creates and joins answered busy after waiting", door.refused
+        )
+        yield GaugeMetricFamily(
+            "flyswat_setup_budget", "creates and joins let in a period", int(door.pace.budget)
+        )
 
 
 class Metrics:

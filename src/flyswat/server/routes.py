@@ -99,6 +99,7 @@ class TableRoutes:
 
     async def create(self, request: Request) -> Response:
         body = await replies.body(request, p.CreateTable)  # a refused body costs no table
+        await self.runner.admission.enter()
         players = self.players
         me = await players.who(body.player, body.secret)
         name = me[1] if me else await players.anonymous_name(body.name)
@@ -162,6 +163,7 @@ class TableRoutes:
         if not isinstance(table, Table):
             return table
         body = await replies.body(request, p.JoinTable)
+        await self.runner.admission.enter()
         players = self.players
         me = await players.who(body.player, body.secret)
         # A resent join gets the seat it already holds: by the identity, or the key.

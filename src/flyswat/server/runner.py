@@ -7,12 +7,15 @@ does nothing itself.
   made, loaded, found and forgotten.
 - :class:`~flyswat.server.node.Node` (``runner.node``): which tables are this node's in the
   cluster, its shared-list entries and its hand-over.
+- :class:`~flyswat.server.admission.Admission` (``runner.admission``): the door a new
+  table's create and joins wait at while the loop runs late.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from flyswat.server.admission import Admission
 from flyswat.server.cluster import Cluster
 from flyswat.server.directory import Directory
 from flyswat.server.executor import Executor, monotonic_ms
@@ -52,6 +55,7 @@ class Runner:
                                    sources=sources, limits=limits or Limits(),
                                    audience=Audience(max_spectators))  # fmt: skip
         self.node = Node(self.directory, cluster)
+        self.admission = Admission()
 
     def start(self, writer: str = "thread") -> None:
         """Store through the group-commit writer (on the running loop; ``writer``: in a
