@@ -408,14 +408,17 @@ HISTOGRAMS = (
 )
 
 
-#: The collector's counters in ``/metrics``, by the name :func:`histograms` gives them.
+#: The collector's counters in ``/metrics`` by generation, by the name :func:`histograms`
+#: gives them; and the door of new tables' set-up (:mod:`flyswat.server.admission`).
 GC_COUNTERS = {"flyswat_gc_collections_total": "collections", "flyswat_gc_collected_total": "found"}
+DOOR_COUNTERS = {"flyswat_setups_waited_total": "waited", "flyswat_setups_refused_total": "busy"}
 
 
 def histograms(servers: Servers) -> tuple[dict[str, dict[float, float]], dict[str, float]]:
     """Every node's :data:`HISTOGRAMS`, summed: cumulative counts by bucket bound (s); empty
     for a server without them. And the collector's counters by generation (``collections
-    <g>``, and ``found <g>``: the cyclic garbage it freed), summed."""
+    <g>``, and ``found <g>``: the cyclic garbage it freed) and the set-ups that waited at the
+    door (``setups waited``, ``setups busy``), summed."""
     from prometheus_client.parser import text_string_to_metric_families
 
     out: dict[str, dict[float, float]] = {name: {} for name in HISTOGRAMS}
@@ -434,6 +437,9 @@ def histograms(servers: Servers) -> tuple[dict[str, dict[float, float]], dict[st
                         out[name][le] = out[name].get(le, 0.0) + sample.value
                     elif name in GC_COUNTERS:
                         key = f"{GC_COUNTERS[name]} {sample.labels['generation']}"
+                        collector[key] = collector.get(key, 0.0) + sample.value
+                    elif name in DOOR_COUNTERS:
+                        key = f"setups {DOOR_COUNTERS[name]}"
                         collector[key] = collector.get(key, 0.0) + sample.value
     return out, collector
 
@@ -721,6 +727,7 @@ def details(fig: dict[str, Any]) -> list[str]:
                      for k, v in fig["generator_lag_ms"].items())  # fmt: skip
     causes = list(fig.get("stall_causes", {}).items())
     gen0 = fig.get("gc_gen0_ms", [])
+    counts = fig.get("server_gc", {})
     reads = fig.get("reads")
     read_line = [] if not reads else [
         f"  reads beside it ({fig['seeded_games']:,} games stored): {reads['rate']:g}/s asked, "
@@ -748,7 +755,9 @@ def details(fig: dict[str, Any]) -> list[str]:
         f"generation 0: {len(gen0)}, max {max(gen0, default=0):.1f} ms, over 25 ms "
         f"{sum(ms > 25 for ms in gen0)}; by generation, collections and the cyclic garbage "
         "they found: "
-        + (", ".join(f"{k} {n:.0f}" for k, n in sorted(fig.get("server_gc", {}).items())) or "-"),
+        + (", ".join(f"{k} {n:.0f}" for k, n in sorted(counts.items()) if k[0] != "s") or "-")
+        + "; creates and joins that waited for the loop (admission), and told busy: "
+        + " / ".join(f"{counts.get(k, 0):.0f}" for k in ("setups waited", "setups busy")),
         f"  p99.9 of (a) {fig['last_action_ms'].get('p99.9', float('nan')):.1f} ms; the server's "
         f"event-loop stalls over {STALL_MS:g} ms in the window: {len(fig.get('stalls_ms', []))}"
         f" (longest {max(fig.get('stalls_ms', []), default=0):.0f} ms); caught in: "

@@ -24,10 +24,11 @@ from flyswat.errors import IllegalActionError
 
 #: How often the door opens while requests wait, and how late is late, and on time.
 PERIOD_S = 0.02
-LATE_MS = 15.0
+LATE_MS = 10.0
 ON_TIME_MS = 5.0
-#: Admissions a period: at most, and to begin with.
-MOST = 64
+#: Admissions a period: at most, and to begin with (800 a second: a busy site's node sees
+#: a few tens).
+MOST = 16
 #: The longest a request waits at the door before it is told to come back.
 MAX_WAIT_S = 10.0
 
