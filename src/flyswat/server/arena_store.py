@@ -25,6 +25,7 @@ from sqlalchemy import (
     MetaData,
     String,
     Table,
+    bindparam,
     func,
     or_,
     select,
@@ -251,6 +252,9 @@ def seated(conn: Connection, aid: str, code: str, players: Sequence[str], now: f
                  .values(code=code))  # fmt: skip
 
 
+_ARENA_TABLE = select(arena_tables).where(arena_tables.c.code == bindparam("code"))
+
+
 def count(conn: Connection, code: str, game_id: str, seat_players: Sequence[str | None],
           places: Sequence[int], now: float) -> bool:  # fmt: skip
     """Count game ``game_id`` that ended at table ``code`` at ``now`` for the table's arena,
@@ -258,7 +262,7 @@ def count(conn: Connection, code: str, game_id: str, seat_players: Sequence[str 
     read from it); True when it counted. Not a table of an arena, a second game at the same
     table (a rematch), a game kept again, or one that ended after its arena: nothing."""
     at = arena_tables.c
-    row = conn.execute(select(arena_tables).where(at.code == code)).mappings().first()
+    row = conn.execute(_ARENA_TABLE, {"code": code}).mappings().first()
     if row is None or row["game_id"] is not None:
         return False
     arena = _arena(conn, row["arena"])

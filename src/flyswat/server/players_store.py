@@ -55,6 +55,7 @@ from flyswat.players.ratings import (
     rated_in_pools,
     replay,
 )
+from flyswat.record import record_json
 from flyswat.server import fairplay_store
 from flyswat.table import events as ev
 
@@ -323,6 +324,9 @@ class Standings:
 
 #: The store's event log, as far as a table's privacy is read from it (its ``create`` event).
 _events = table("flyswat_events", column("code"), column("kind"), column("data"))
+_CREATED = select(_events.c.code, _events.c.data).where(
+    _events.c.kind == "create", _events.c.code.in_(bindparam("codes", expanding=True))
+)
 
 
 def private_codes(conn: Connection, codes: Sequence[str]) -> set[str]:
@@ -330,10 +334,7 @@ def private_codes(conn: Connection, codes: Sequence[str]) -> set[str]:
     never names them, since a table's code opens it (and its rematches)."""
     if not codes:
         return set()
-    wanted = _events.c.code.in_(sorted(set(codes)))
-    rows = conn.execute(
-        select(_events.c.code, _events.c.data).where(_events.c.kind == "create", wanted)
-    )
+    rows = conn.execute(_CREATED, {"codes": sorted(set(codes))})
     return {r[0] for r in rows if json.loads(r[1]).get("options", {}).get("public") is False}
 
 
@@ -570,6 +571,16 @@ def entries_of(record: dict[str, Any], seat_players: Sequence[str | None],
     return out
 
 
+#: A game's end's statements, made once (the store's writer keeps hundreds of games' ends in
+#: a few seconds when many games end together).
+_GAME_KEPT = select(games.c.id).where(games.c.game_id == bindparam("gid"))
+_NEW_GAME = insert(games)
+_NEW_PLAYER_GAME = insert(player_games)
+_PLAYED = update(players).where(players.c.id == bindparam("pid")).values(
+    games=players.c.games + 1, rated=players.c.rated + bindparam("rated_now"),
+    mu=bindparam("new_mu"), sigma=bindparam("new_sigma"))  # fmt: skip
+
+
 def record_game(conn: Connection, code: str, event: ev.Over, at: str) -> None:
     """Keep what a finished game did for its players, in the caller's transaction: the game's
     entries, a row per player (place, points, flies, reactions, too-fast count, rating before
@@ -577,7 +588,7 @@ def record_game(conn: Connection, code: str, event: ev.Over, at: str) -> None:
     record = event.record
     if record is None:
         return
-    if conn.execute(select(games.c.id).where(games.c.game_id == event.game_id)).first():
+    if conn.execute(_GAME_KEPT, {"gid": event.game_id}).first():
         return
     seat_players = list(getattr(event, "players", None) or [])
     too_fast = list(getattr(event, "too_fast", None) or [])
@@ -601,19 +612,13 @@ def record_game(conn: Connection, code: str, event: ev.Over, at: str) -> None:
                for e in entries]  # fmt: skip
     after = rate_game(before, entries)
     rated = set(rated_in_pools(entries))
-    conn.execute(
-        insert(games).values(
-            game_id=event.game_id,
-            code=code,
-            ended_at=at,
-            entries=json.dumps([e.to_json() for e in entries]),
-            public=not private_codes(conn, [code]),
-            seats=len(entries),
-            rated=bool(rated),
-            names=json.dumps(record["seats"]),
-        )
-    )
-    slaps = _slaps_by_seat(record)
+    conn.execute(_NEW_GAME, {
+        "game_id": event.game_id, "code": code, "ended_at": at,
+        "entries": record_json([e.to_json() for e in entries]),
+        "public": not private_codes(conn, [code]), "seats": len(entries),
+        "rated": bool(rated), "names": record_json(record["seats"]),
+    })  # fmt: skip
+    slaps = _slaps_by_seat(record) if ids else {}
     done: set[str] = set()
     for e in entries:
         if e.player is None or e.player in done:
@@ -622,18 +627,19 @@ def record_game(conn: Connection, code: str, event: ev.Over, at: str) -> None:
         old = before[e.player]
         new = after.get(e.player, old)
         mine = slaps.get(e.seat, [])
-        conn.execute(insert(player_games).values(
-            player_id=e.player, game_id=event.game_id, code=code, ended_at=at, seat=e.seat,
-            seats=len(entries), place=e.place, points=record["result"]["points"][e.seat],
-            flies=record["result"]["flies"][e.seat],
-            too_fast=too_fast[e.seat] if e.seat < len(too_fast) else 0, slaps=len(mine),
-            reaction_ms=sum(mine) / len(mine) if mine else None, rated=e.player in rated,
-            mu_before=old.mu, sigma_before=old.sigma, mu_after=new.mu, sigma_after=new.sigma,
-            hands=json.dumps(hands[e.player].to_json()) if e.player in hands else None,
-        ))  # fmt: skip
-        conn.execute(update(players).where(players.c.id == e.player).values(
-            games=players.c.games + 1, rated=players.c.rated + (1 if e.player in rated else 0),
-            mu=new.mu, sigma=new.sigma))  # fmt: skip
+        conn.execute(_NEW_PLAYER_GAME, {
+            "player_id": e.player, "game_id": event.game_id, "code": code, "ended_at": at,
+            "seat": e.seat, "seats": len(entries), "place": e.place,
+            "points": record["result"]["points"][e.seat],
+            "flies": record["result"]["flies"][e.seat],
+            "too_fast": too_fast[e.seat] if e.seat < len(too_fast) else 0, "slaps": len(mine),
+            "reaction_ms": sum(mine) / len(mine) if mine else None, "rated": e.player in rated,
+            "mu_before": old.mu, "sigma_before": old.sigma, "mu_after": new.mu,
+            "sigma_after": new.sigma,
+            "hands": record_json(hands[e.player].to_json()) if e.player in hands else None,
+        })  # fmt: skip
+        conn.execute(_PLAYED, {"pid": e.player, "rated_now": 1 if e.player in rated else 0,
+                               "new_mu": new.mu, "new_sigma": new.sigma})  # fmt: skip
 
 
 def _slaps_by_seat(record: dict[str, Any]) -> dict[int, list[float]]:

@@ -46,9 +46,10 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection, Engine
 
 from flyswat.extras import require
+from flyswat.record import record_json
 from flyswat.server import arena_store, players_store
 from flyswat.table import events as ev
-from flyswat.table.events import Event, data_of, parse
+from flyswat.table.events import Event, parse
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 #: The PostgreSQL advisory lock under which a node migrates the schema (any number).
@@ -111,6 +112,8 @@ meta = Table(
 _NEW_TABLE = insert(tables)
 _NEW_EVENT = insert(events)
 _SET_STATE = update(tables).where(tables.c.code == bindparam("key"))
+_DROP_RECORD = delete(records).where(records.c.game_id == bindparam("gid"))
+_NEW_RECORD = insert(records)
 
 
 def engine_url(url: str) -> str:
@@ -248,17 +251,15 @@ class Store:
                 rows.append((code, e.kind, e.model_dump_json(exclude={"kind"}), at))
                 continue
             states[code] = "over"
-            data = data_of(e)
-            record = data.pop("record", None)
+            record = e.record
             if record is not None:
-                conn.execute(delete(records).where(records.c.game_id == e.game_id))
-                row = {"game_id": e.game_id, "code": code, "record": json.dumps(record)}
-                conn.execute(insert(records).values(**row))
+                keep_record(conn, e.game_id, code, record)
             players_store.record_game(conn, code, e, at)
             if record is not None:  # after its ratings: the arena reads who was rated
                 arena_store.count(conn, code, e.game_id, e.players or [],
                                   record["result"]["places"], time.time())  # fmt: skip
-            rows.append((code, e.kind, json.dumps(data), at))
+            # The log keeps the event without its record (the records' table has it).
+            rows.append((code, e.kind, e.model_dump_json(exclude={"kind", "record"}), at))
         return rows
 
     def load(self, code: str) -> list[Event]:
@@ -291,10 +292,7 @@ class Store:
     def save_record(self, game_id: str, code: str, record: dict[str, Any]) -> None:
         """Keep a finished game's record (again: the last one written stands)."""
         with self.engine.begin() as conn:
-            conn.execute(delete(records).where(records.c.game_id == game_id))
-            conn.execute(
-                insert(records).values(game_id=game_id, code=code, record=json.dumps(record))
-            )
+            keep_record(conn, game_id, code, record)
 
     def record(self, code: str) -> dict[str, Any] | None:
         """The record of the game played at table ``code``, if it is over."""
@@ -305,6 +303,12 @@ class Store:
     def close(self) -> None:
         """Release the database connections."""
         self.engine.dispose()
+
+
+def keep_record(conn: Connection, game_id: str, code: str, record: dict[str, Any]) -> None:
+    """Keep game ``game_id``'s record, in the caller's transaction (again: the last stands)."""
+    conn.execute(_DROP_RECORD, {"gid": game_id})
+    conn.execute(_NEW_RECORD, {"game_id": game_id, "code": code, "record": record_json(record)})
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
