@@ -37,18 +37,20 @@ async def rounds(http: str, pid: int, tables: int, n: int) -> list[dict[str, flo
             rhythm.RhythmPlan(http=http, tables=tables, name=f"s{i}", seed=i, start=False)
         )
         await asyncio.sleep(1.0)
-        cpu0, t0 = cpu_seconds(pid), time.monotonic()
+        cpu0, t0, own0 = cpu_seconds(pid), time.monotonic(), time.process_time()
         await gen.setup()
-        cpu1, t1 = cpu_seconds(pid), time.monotonic()
+        cpu1, t1, own1 = cpu_seconds(pid), time.monotonic(), time.process_time()
         players = tables * 4
         failed = gen.count["failed_joins"] + gen.count["connects_failed"]
         waited = await _metric(gen, "flyswat_setups_waited_total")
         out.append({"players": players, "wall_s": t1 - t0, "cpu_s": cpu1 - cpu0,
                     "us_per_player": (cpu1 - cpu0) / players * 1e6, "failed": failed,
+                    "generator_us_per_player": (own1 - own0) / players * 1e6,
                     "waited_so_far": waited})  # fmt: skip
         print(
             f"round {i + 1}: {players} players in {t1 - t0:.1f} s, server CPU "
-            f"{cpu1 - cpu0:.2f} s = {out[-1]['us_per_player']:.0f} µs a player, "
+            f"{cpu1 - cpu0:.2f} s = {out[-1]['us_per_player']:.0f} µs a player (the generator's "
+            f"{out[-1]['generator_us_per_player']:.0f}), "
             f"failed {failed}; creates and joins that waited so far: {waited}",
             flush=True,
         )

@@ -1,7 +1,8 @@
 """The generator of the slap-table rhythm: many :class:`~harness.rhythm.Table` s on one loop.
 
 A :class:`Generator` runs one :class:`~harness.rhythm.RhythmPlan`: it opens the tables
-(``joins_in_flight`` create and join requests at once on a small HTTP pool), keeps them
+(``joins_in_flight`` create and join requests at once on a small pool of
+:mod:`harness.http` connections), keeps them
 going, notes the loop's own lag, and measures a window (:meth:`Generator.measure`).
 :func:`generator_main` is one generator process, driven by ``bench/rhythm.py``.
 """
@@ -16,8 +17,7 @@ from collections import Counter
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
-
+from harness.http import HttpPool
 from harness.libclient import LibSocket, open_lib_socket
 from harness.load import check_loopback, raise_fd_limit
 from harness.rhythm import Player, RhythmPlan, Table
@@ -34,15 +34,9 @@ class Generator:
         self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
         self.loop = asyncio.get_running_loop()
         self.rng = random.Random(plan.seed)
-        self.http = httpx.AsyncClient(
-            base_url=plan.http,
-            timeout=plan.join_timeout_s,
-            # Idle connections are dropped well before the server's keep-alive (5 s) closes
-            # them, so that no join is sent on a connection the server is closing.
-            limits=httpx.Limits(max_connections=plan.joins_in_flight,
-                                max_keepalive_connections=plan.joins_in_flight,
-                                keepalive_expiry=2.0),
-        )  # fmt: skip
+        # The cheap client (harness.http): httpx cost the generator more CPU a player set up
+        # than the server's own set-up (bench/table_setup.py).
+        self.http = HttpPool(self.host, self.port, plan.joins_in_flight)
         self.gate = asyncio.Semaphore(plan.joins_in_flight)
         self.tables: list[Table] = []
         self.numbered = 0
@@ -70,10 +64,8 @@ class Generator:
         join) when it was refused or took more than ``join_timeout_s``."""
         async with self.gate:
             try:
-                reply = await asyncio.wait_for(
-                    self.http.post(path, json=body), self.plan.join_timeout_s
-                )
-            except (httpx.HTTPError, TimeoutError) as e:
+                reply = await asyncio.wait_for(self.http.post(path, body), self.plan.join_timeout_s)
+            except (OSError, TimeoutError) as e:
                 self.count["failed_joins"] += 1
                 self.failures[type(e).__name__] += 1
                 return None
@@ -88,7 +80,7 @@ class Generator:
     async def owner_port(self, code: str) -> int:
         """The port of the node that runs table ``code`` (a table's info names it): with
         ``--workers``, a client goes there as a ``moved`` would send it, once for all."""
-        with contextlib.suppress(httpx.HTTPError, ValueError, IndexError):
+        with contextlib.suppress(OSError, ValueError, IndexError):
             reply = await self.http.get(f"/api/tables/{code}")
             url = reply.headers.get("x-flyswat-node-url")
             if url:

@@ -23,9 +23,11 @@ M = TypeVar("M", bound=BaseModel)
 
 
 async def refused(_: Request, e: Exception) -> JSONResponse:
-    """The application's handler of :class:`FlyswatError`: the refusal as its client reads it."""
+    """The application's handler of :class:`FlyswatError`: the refusal as its client reads it
+    (a ``503``, whatever its code, says when to try again: in a second)."""
     assert isinstance(e, FlyswatError)
-    return JSONResponse(error_body(e.code, e.message), status_code=e.status)
+    again = {"retry-after": "1"} if e.status == 503 else None
+    return JSONResponse(error_body(e.code, e.message), status_code=e.status, headers=again)
 
 
 async def body(request: Request, model: type[M]) -> M:
