@@ -54,8 +54,7 @@ CODES: dict[str, ErrorCode] = _codes(
     ("too_big", _M, 413, True, "a message or request body over the size limit"),
     ("unknown_type", _M, 400, True, "a message type the protocol does not have"),
     ("rate_limited", _I, 429, True, "too many messages or requests: slow down"),
-    ("busy", _I, 503, True,
-     "the server is at a limit of its own (its connections, new tables at once): try again"),
+    ("busy", _I, 503, True, "the server is at a limit (connections, new tables): try again"),
     ("moved", _I, 503, True, "the table is being handed to another node: try again"),
     # -- connection --------------------------------------------------------------------
     ("hello_first", _I, 409, True, "a message before hello"),

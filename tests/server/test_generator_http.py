@@ -69,7 +69,7 @@ def test_a_reply_without_a_length_fails_its_request() -> None:
             await reader.readuntil(b"\r\n\r\n")
             writer.write(
                 b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n"
-            )  # noqa: E501
+            )
             await writer.drain()
             await reader.read()  # until the client gives up on it
             writer.close()
