@@ -57,7 +57,7 @@ def test_while_the_loop_runs_late_set_ups_wait_and_go_in_first_come_first_in() -
         async def set_up(i: int) -> None:
             await door.enter()
             order.append(i)
-            budgets.append(int(door.pace.budget))
+            budgets.append(door.pace.budget)
 
         tasks = [asyncio.ensure_future(set_up(i)) for i in range(10)]
         await asyncio.sleep(0)

@@ -37,16 +37,16 @@ MAX_WAIT_S = 10.0
 class Pace:
     """How many set-ups may start in the next period, from how late the last one ended."""
 
-    budget: float = MOST
+    budget: int = MOST
     most: int = MOST
 
     def after(self, late_ms: float) -> int:
         """The loop ran ``late_ms`` late at the end of a period: the next period's budget."""
         if late_ms > LATE_MS:
-            self.budget = max(1.0, self.budget / 2)
+            self.budget = max(1, self.budget // 2)
         elif late_ms < ON_TIME_MS:
-            self.budget = min(float(self.most), self.budget + 1)
-        return int(self.budget)
+            self.budget = min(self.most, self.budget + 1)
+        return self.budget
 
 
 class Admission:
@@ -57,7 +57,7 @@ class Admission:
         self.pace = pace or Pace()
         self.period_s = period_s
         self.max_wait_s = max_wait_s
-        self.tokens = int(self.pace.budget)
+        self.tokens = self.pace.budget
         self.waiting: deque[asyncio.Future[None]] = deque()
         self._due: float | None = None  # when the running period ends (None: not running)
         self.admitted = 0

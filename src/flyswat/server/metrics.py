@@ -179,7 +179,7 @@ class _Now(Collector):
             "flyswat_setups_refused", "creates and joins answered busy after waiting", door.refused
         )
         yield GaugeMetricFamily(
-            "flyswat_setup_budget", "creates and joins let in a period", int(door.pace.budget)
+            "flyswat_setup_budget", "creates and joins let in a period", door.pace.budget
         )
 
 
