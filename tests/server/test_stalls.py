@@ -15,6 +15,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from flyswat.server.admission import Admission
 from flyswat.server.metrics import Metrics, open_sched, watch_stalls
 
 
@@ -149,9 +150,10 @@ def test_a_scrape_of_the_metrics_walks_no_heap(monkeypatch: pytest.MonkeyPatch) 
     executor = SimpleNamespace(links={1: None, 2: None}, writer=None, received=7, sent=9)
     table = SimpleNamespace(state="playing")
     runner = SimpleNamespace(executor=executor, directory=SimpleNamespace(tables={"A": table}),
-                             cluster=None)  # fmt: skip
+                             cluster=None, admission=Admission())  # fmt: skip
     text = generate_latest(Metrics(runner).registry).decode()  # type: ignore[arg-type]
     assert "flyswat_players 2.0" in text
+    assert "flyswat_setups_waited_total 0.0" in text
     assert 'flyswat_tables{state="playing"} 1.0' in text
     blocks = [line for line in text.splitlines() if line.startswith("flyswat_heap_blocks ")]
     assert len(blocks) == 1 and float(blocks[0].split()[1]) > 1000
