@@ -86,20 +86,23 @@ def test_a_set_up_that_waits_too_long_is_told_busy_and_changes_nothing() -> None
     assert (door.admitted, door.waited, door.refused) == (1, 1, 1)
 
 
-def test_a_create_or_join_the_door_holds_too_long_is_503_busy_with_retry_after_and_makes_nothing(
+def test_a_create_join_or_play_now_held_too_long_is_503_busy_with_retry_after_and_makes_nothing(
     live: Live,
 ) -> None:
     """A real server whose door lets one set-up in a minute and holds the next 0.2 s: the
-    first create is seated; a join and a second create are told ``busy`` (with
-    ``Retry-After``), and neither took a seat nor made a table."""
+    first create is seated; a join, a second create and a Play now are told ``busy`` (with
+    ``Retry-After``), and none took a seat nor made a table."""
     runner = live.app.state.runner
+    me = live.post("/api/players", {"name": "Dee"}).json()
     runner.admission = Admission(Pace(budget=1, most=1), period_s=60.0, max_wait_s=0.2)
     first = live.post("/api/tables", {"name": "Ana", "seats": 2})
     assert first.status_code == 201
     code = first.json()["code"]
     tables = len(runner.directory.tables)
+    play_now = {"player": me["player"], "secret": me["secret"]}
     for path, body in ((f"/api/tables/{code}/join", {"name": "Bea"}),
-                       ("/api/tables", {"name": "Cy", "seats": 2})):  # fmt: skip
+                       ("/api/tables", {"name": "Cy", "seats": 2}),
+                       ("/api/play", play_now)):  # fmt: skip
         refused = live.post(path, body)
         assert refused.status_code == 503, refused.text
         assert refused.json()["error"] == "busy"
@@ -107,4 +110,4 @@ def test_a_create_or_join_the_door_holds_too_long_is_503_busy_with_retry_after_a
     assert len(runner.directory.tables) == tables
     info = live.get(f"/api/tables/{code}").json()
     assert [p["joined"] for p in info["players"]] == [True, False]
-    assert runner.admission.refused == 2
+    assert runner.admission.refused == 3

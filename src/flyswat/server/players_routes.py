@@ -173,6 +173,7 @@ class Players:
                 return reply
             request = _replayed(request, raw)  # that node is going: seat them here
         body = await replies.body(request, p.PlayerAuth)
+        await self.runner.admission.enter()  # a seat, maybe a new table: as a join waits
         me = await self.who(body.player, body.secret)
         assert me is not None
         if me.bot:  # Play now's tables take no bot account: a person there chose no program
