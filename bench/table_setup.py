@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import subprocess
 import tempfile
 import time
@@ -99,7 +98,7 @@ def main() -> None:
     per = sorted(r["us_per_player"] for r in out)
     print(
         f"server CPU a player set up: median {per[len(per) // 2]:.0f} µs "
-        f"(rounds {', '.join(f'{x:.0f}' for x in per)}), pid {os.getpid()}"
+        f"(rounds {', '.join(f'{x:.0f}' for x in per)})"
     )
 
 
