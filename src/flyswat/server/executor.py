@@ -90,6 +90,10 @@ class Executor:
         self.received = 0  # WebSocket messages, for the metrics
         self.sent = 0
         self.metrics: Any = None  # flyswat.server.metrics.Metrics, when served
+        #: The loop :meth:`start` ran on: ``asyncio.get_running_loop()`` asks the system for
+        #: the process id at every call (Python 3.11), and timers and flushes are planned
+        #: several times a message.
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     # -- the one rule ----------------------------------------------------------------------
 
@@ -206,7 +210,7 @@ class Executor:
         if wake is None:
             return
         delay = max(0.0, (wake - self.clock()) / 1000) + 0.0005
-        loop = asyncio.get_running_loop()
+        loop = self._loop or asyncio.get_running_loop()
         self._timers[table.code] = loop.call_later(delay, self._tick, table.code)
         self._wakes[table.code] = wake
 
@@ -276,7 +280,7 @@ class Executor:
     def _plan_flush(self) -> None:
         if not self._flushing:
             self._flushing = True
-            asyncio.get_running_loop().call_soon(self._flush)
+            (self._loop or asyncio.get_running_loop()).call_soon(self._flush)
 
     def _flush(self) -> None:
         self._flushing = False
@@ -299,7 +303,8 @@ class Executor:
         ``fenced(codes)``: the store refused those tables' events (another node owns them)."""
         observe = self.metrics.commit.observe if self.metrics is not None else None
         kind = WriterProcess if apart else Writer
-        self.writer = kind(self.store, asyncio.get_running_loop(), fenced=fenced,
+        self._loop = asyncio.get_running_loop()
+        self.writer = kind(self.store, self._loop, fenced=fenced,
                            observe=observe)  # fmt: skip
 
     def stop_timers(self) -> None:
