@@ -147,25 +147,32 @@ class Link:
 
 class _Samples:
     """Round trips (ms) by when they were measured, within a window that ends at ``now``, and
-    the same kept in order, so that no question asked of them sorts anything."""
+    the same kept in order, so that no question asked of them sorts anything.
 
-    __slots__ = ("items", "ordered", "window_ms")
+    Floats only, in two queues side by side: a float is none of the collector's business,
+    where a ``(when, rtt)`` pair would be one more object for a young collection to walk,
+    two for every pong of every link (docs/BENCHMARKS.md, *The burst's survivors*)."""
+
+    __slots__ = ("ordered", "times", "values", "window_ms")
 
     def __init__(self, window_ms: float) -> None:
         self.window_ms = window_ms
-        self.items: deque[tuple[float, float]] = deque()
+        self.times: deque[float] = deque()
+        self.values: deque[float] = deque()
         self.ordered: list[float] = []
 
     def add(self, rtt_ms: float, now: float) -> None:
         if rtt_ms >= 0:
-            self.items.append((now, rtt_ms))
+            self.times.append(now)
+            self.values.append(rtt_ms)
             bisect.insort(self.ordered, rtt_ms)
 
     def fresh(self, now: float) -> list[float]:
         """The samples of the window, smallest first (not to be changed by the caller)."""
-        items, cutoff = self.items, now - self.window_ms
-        while items and items[0][0] < cutoff:
-            _, rtt = items.popleft()
+        times, cutoff = self.times, now - self.window_ms
+        while times and times[0] < cutoff:
+            times.popleft()
+            rtt = self.values.popleft()
             del self.ordered[bisect.bisect_left(self.ordered, rtt)]
         return self.ordered
 

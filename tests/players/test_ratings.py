@@ -127,12 +127,13 @@ def test_ratings_rated_game_by_game_are_those_replayed_from_the_store(
             ps.register(conn, pid, pid, "secret-" + pid, "2026-12-01T00:00:00Z", owner=owner)
     for i, g in enumerate(games):
         with store.engine.begin() as conn:  # each game in its own transaction, as it ends
-            ps.record_game(conn, "TABLE1", _over(i, *g), f"t{i}")
+            over = _over(i, *g)
+            ps.record_game(conn, "TABLE1", over, f"t{i}", over.record_dict())
     with store.engine.connect() as conn:
         stored = {r[0]: Rating(r[1], r[2]) for r in conn.execute(
             select(ps.players.c.id, ps.players.c.mu, ps.players.c.sigma))}  # fmt: skip
         from_store = ps.replay_ratings(conn)
-    pure = replay(ps.entries_of(_over(i, *g).record or {}, [p for _, p, _ in g[0]], g[2],
+    pure = replay(ps.entries_of(_over(i, *g).record_dict() or {}, [p for _, p, _ in g[0]], g[2],
                                 programs=PROGRAMS, mixed=g[3])
                   for i, g in enumerate(games))  # fmt: skip
     assert {p: stored[p] for p in from_store} == from_store == pure

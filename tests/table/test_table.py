@@ -234,7 +234,8 @@ def test_every_message_that_shows_the_game_comes_after_its_event_is_stored() -> 
         replayed, _ = Table.restore("TESTAB", h.stored, Sources.fixed(), h.now)
         assert replayed.view_of(0) == h.table.view_of(0)
     assert h.table.state == "over" and isinstance(h.stored[-1], ev.Over)
-    assert h.last(ana, "over")["result"] == h.stored[-1].record["result"]  # type: ignore[index]
+    record = h.stored[-1].record_dict()  # type: ignore[attr-defined]
+    assert h.last(ana, "over")["result"] == record["result"]
 
 
 def test_a_games_end_is_stored_and_told_after_its_last_round_and_a_restore_between_ends_it() -> (

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from flyswat import protocol as p
 from flyswat.errors import FlyswatError
+from flyswat.record import record_json
 from flyswat.server.executor import Executor
 from flyswat.server.limits import Limits
 from flyswat.server.store import Store
@@ -86,8 +87,9 @@ class Directory:
         except FlyswatError:
             log.exception("table %s cannot be restored", code)
             return None
-        if table.state == "over" and table.record is None:
-            table.record = record
+        # Not an earlier game's record (a rematch's table): the one of its last game.
+        if table.state == "over" and record is not None and record.get("id") == table.game_id:
+            table.record = table.record or record_json(record)
         self.tables[code] = table
         self.born.setdefault(code, time.time())
         self.executor.carry_out(table, outcome)

@@ -581,11 +581,12 @@ _PLAYED = update(players).where(players.c.id == bindparam("pid")).values(
     mu=bindparam("new_mu"), sigma=bindparam("new_sigma"))  # fmt: skip
 
 
-def record_game(conn: Connection, code: str, event: ev.Over, at: str) -> None:
+def record_game(conn: Connection, code: str, event: ev.Over, at: str,
+                record: dict[str, Any] | None) -> None:  # fmt: skip
     """Keep what a finished game did for its players, in the caller's transaction: the game's
     entries, a row per player (place, points, flies, reactions, too-fast count, rating before
-    and after) and the new ratings. A game already kept is left as it is."""
-    record = event.record
+    and after) and the new ratings. A game already kept is left as it is. ``record``: the
+    event's record, parsed (:meth:`~flyswat.table.events.Over.record_dict`)."""
     if record is None:
         return
     if conn.execute(_GAME_KEPT, {"gid": event.game_id}).first():

@@ -182,16 +182,13 @@ class TableRoutes:
         await self.runner.executor.act(table, StartBy(body.token))
         return JSONResponse(table.info().model_dump())
 
-    async def record(self, request: Request) -> JSONResponse:
+    async def record(self, request: Request) -> Response:
         code = request.path_params["code"]
         table = self.runner.directory.tables.get(code)
-        found = table.record if table is not None else None
-        if found is not None and table is not None and found.get("id") != table.game_id:
-            found = None  # a rebuilt table's record from the store may be an earlier game's
-        if found is None:  # the last game of the table (a rematch plays more than one)
-            found, exists = await asyncio.to_thread(_stored_record, self.runner.store, code)
-        else:
-            exists = True
+        if table is not None and table.record is not None:  # its JSON text, as it is
+            return Response(table.record, media_type="application/json")
+        # The last game of the table (a rematch plays more than one), from the store.
+        found, exists = await asyncio.to_thread(_stored_record, self.runner.store, code)
         if found is not None:
             return JSONResponse(found)
         if table is None and not exists:

@@ -251,10 +251,10 @@ class Store:
                 rows.append((code, e.kind, e.model_dump_json(exclude={"kind"}), at))
                 continue
             states[code] = "over"
-            record = e.record
-            if record is not None:
-                keep_record(conn, e.game_id, code, record)
-            players_store.record_game(conn, code, e, at)
+            record = e.record_dict()  # parsed here, on the writer's thread, for this commit
+            if e.record is not None:
+                keep_record(conn, e.game_id, code, e.record)
+            players_store.record_game(conn, code, e, at, record)
             if record is not None:  # after its ratings: the arena reads who was rated
                 arena_store.count(conn, code, e.game_id, e.players or [],
                                   record["result"]["places"], time.time())  # fmt: skip
@@ -292,7 +292,7 @@ class Store:
     def save_record(self, game_id: str, code: str, record: dict[str, Any]) -> None:
         """Keep a finished game's record (again: the last one written stands)."""
         with self.engine.begin() as conn:
-            keep_record(conn, game_id, code, record)
+            keep_record(conn, game_id, code, record_json(record))
 
     def record(self, code: str) -> dict[str, Any] | None:
         """The record of the game played at table ``code``, if it is over."""
@@ -305,10 +305,11 @@ class Store:
         self.engine.dispose()
 
 
-def keep_record(conn: Connection, game_id: str, code: str, record: dict[str, Any]) -> None:
-    """Keep game ``game_id``'s record, in the caller's transaction (again: the last stands)."""
+def keep_record(conn: Connection, game_id: str, code: str, record: str) -> None:
+    """Keep game ``game_id``'s record (its JSON text), in the caller's transaction (again: the
+    last stands)."""
     conn.execute(_DROP_RECORD, {"gid": game_id})
-    conn.execute(_NEW_RECORD, {"game_id": game_id, "code": code, "record": record_json(record)})
+    conn.execute(_NEW_RECORD, {"game_id": game_id, "code": code, "record": record})
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:

@@ -112,7 +112,7 @@ class Context:
         self.game: Game | None = None
         self.game_id: str | None = None
         self.started_at = ""
-        self.record: dict[str, Any] | None = None
+        self.record: str | None = None  # the finished game's record, as JSON text
         self.clock: RoundClock | None = None
         self.bot_plans: list[tuple[float, int, Card, int, bool]] = []
         self.turn_due: float | None = None

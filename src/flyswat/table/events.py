@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, TypeAlias, cast
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
 from flyswat.protocol import TableOptions
+from flyswat.record import record_json
 
 
 class _Event(BaseModel):
@@ -114,15 +116,29 @@ class Closed(_Event):
 
 
 class Over(_Event):
-    """The game ended; ``record`` is its game record (``docs/RECORD.md``)."""
+    """The game ended; ``record`` is its game record (``docs/RECORD.md``) as JSON text (given
+    as a dict, it is written so; :meth:`record_dict` reads it back).
+
+    Text, not the record's few hundred dicts and lists: a finished table keeps it, and the
+    writer's queue holds it through a burst of games' ends, where every young collection
+    would walk each of those objects once (docs/BENCHMARKS.md, *The burst's survivors*)."""
 
     kind: Literal["over"] = "over"
     game_id: str
-    record: dict[str, Any] | None = None
+    record: str | None = None
     players: list[str | None] | None = None  # each seat's player id (None: a bot, no identity)
     too_fast: list[int] | None = None  # each seat's slaps refused as too fast in the game
     own_reveals: list[int] | None = None  # each seat's reveals not made by the turn timer
     takes_bots: bool = False  # the table took bot accounts: its people chose to meet them
+
+    @field_validator("record", mode="before")
+    @classmethod
+    def _as_text(cls, value: Any) -> Any:
+        return record_json(value) if isinstance(value, dict) else value
+
+    def record_dict(self) -> dict[str, Any] | None:
+        """The record, parsed."""
+        return None if self.record is None else cast(dict[str, Any], orjson.loads(self.record))
 
 
 class Expired(_Event):

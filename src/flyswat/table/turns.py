@@ -17,7 +17,7 @@ from flyswat.arbiter import MIN_HUMAN_MS, RoundClock
 from flyswat.cards import Card
 from flyswat.engine import Game
 from flyswat.errors import FlyswatError, IllegalActionError
-from flyswat.record import to_record
+from flyswat.record import record_json, to_record
 from flyswat.table import events as ev
 from flyswat.table.context import Context
 from flyswat.view import view
@@ -260,7 +260,7 @@ def finish(t: Context) -> None:
 def over(t: Context, game_id: str, record: dict[str, Any]) -> ev.Over:
     """The ``over`` event, with what ratings need: each seat's player, too-fast count and
     reveals of its own."""
-    return ev.Over(game_id=game_id, record=record,
+    return ev.Over(game_id=game_id, record=record_json(record),
                    players=[None if s.is_bot else s.player for s in t.seats],
                    too_fast=[s.too_fast for s in t.seats],
                    own_reveals=[s.reveals for s in t.seats],
