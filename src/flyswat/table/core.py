@@ -33,6 +33,7 @@ from flyswat.table import events as ev
 from flyswat.table import lifecycle, reactions, sessions, turns
 from flyswat.table.context import Context, check_options
 from flyswat.table.io import (
+    BETWEEN,
     Command,
     Gone,
     Join,
@@ -196,7 +197,7 @@ class Table(Context):
         return self.out
 
     def _end(self) -> Outcome:
-        out, self.out = self.out, Outcome()
+        out, self.out = self.out, BETWEEN
         return out
 
     # -- the lists -------------------------------------------------------------------------
