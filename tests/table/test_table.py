@@ -10,10 +10,11 @@ import pytest
 from flyswat import bots
 from flyswat.arbiter import JITTER_MS
 from flyswat.bots import PlannedSlap
+from flyswat.record import verify_record
 from flyswat.table import context
 from flyswat.table import events as ev
 from flyswat.table.core import Table
-from flyswat.table.io import Outcome, Sources
+from flyswat.table.io import Gone, Outcome, Sources
 from flyswat.table.turns import HANDS_EVERY_MS
 
 from .harness import Harness
@@ -236,6 +237,37 @@ def test_every_message_that_shows_the_game_comes_after_its_event_is_stored() -> 
     assert h.table.state == "over" and isinstance(h.stored[-1], ev.Over)
     record = h.stored[-1].record_dict()  # type: ignore[attr-defined]
     assert h.last(ana, "over")["result"] == record["result"]
+
+
+def test_a_finished_table_keeps_its_record_as_text_and_no_command_outcome_between_commands() -> (
+    None
+):
+    """What the collector would walk (docs/BENCHMARKS.md, *The burst's survivors*): a finished
+    game's record is kept as its JSON text, the same text its ``over`` event stores; and a
+    table keeps no command's outcome once it is handed over, nor takes an event between
+    commands."""
+    h = Harness(seats=2, bots=[{"seat": 1, "level": "normal"}], remove=90)
+    (ana,) = h.started()
+    out = h.table.handle(Gone(ana + 1000), h.now)  # any command: an unknown connection
+    assert h.table.out is not out and h.table.out.events == () and h.table.out.sends == ()
+    with pytest.raises(AttributeError):  # an event outside a command: a bug, failing loudly
+        h.table.out.events.append(ev.Expired())
+    for _ in range(400):
+        if h.table.state == "over":
+            break
+        game = h.game
+        if game.round is None and game.to_move == 0:
+            h.say(ana, type="reveal")
+        elif game.round is not None and not game.seat_complete(0):
+            h.say(ana, type="done")
+        else:
+            h.at(h.table.wake_at or h.now)
+    over = h.stored[-1]
+    assert isinstance(over, ev.Over) and isinstance(h.table.record, str)
+    assert h.table.record == over.record
+    record = json.loads(h.table.record)
+    assert record == over.record_dict() and record["id"] == h.table.game_id
+    verify_record(record)
 
 
 def test_a_games_end_is_stored_and_told_after_its_last_round_and_a_restore_between_ends_it() -> (
