@@ -4,6 +4,7 @@ restoring — all synchronous, on a clock the test sets."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 import pytest
 
@@ -219,12 +220,12 @@ def test_a_restored_table_is_the_table_that_stored_its_events() -> None:
     assert out.sends == []
 
 
-def test_every_message_that_shows_the_game_comes_after_its_event_is_stored() -> None:
-    h = Harness(seats=2, bots=[{"seat": 1, "level": "normal"}], remove=90)
-    (ana,) = h.started()
+def _play_to_the_end(h: Harness, ana: int) -> Iterator[None]:
+    """Ana reveals and says done against a bot until the game is over (at most 400 steps),
+    yielding after each step."""
     for _ in range(400):
         if h.table.state == "over":
-            break
+            return
         game = h.game
         if game.round is None and game.to_move == 0:
             h.say(ana, type="reveal")
@@ -232,6 +233,13 @@ def test_every_message_that_shows_the_game_comes_after_its_event_is_stored() -> 
             h.say(ana, type="done")
         else:
             h.at(h.table.wake_at or h.now)
+        yield
+
+
+def test_every_message_that_shows_the_game_comes_after_its_event_is_stored() -> None:
+    h = Harness(seats=2, bots=[{"seat": 1, "level": "normal"}], remove=90)
+    (ana,) = h.started()
+    for _ in _play_to_the_end(h, ana):
         replayed, _ = Table.restore("TESTAB", h.stored, Sources.fixed(), h.now)
         assert replayed.view_of(0) == h.table.view_of(0)
     assert h.table.state == "over" and isinstance(h.stored[-1], ev.Over)
@@ -252,16 +260,8 @@ def test_a_finished_table_keeps_its_record_as_text_and_no_command_outcome_betwee
     assert h.table.out is not out and h.table.out.events == () and h.table.out.sends == ()
     with pytest.raises(AttributeError):  # an event outside a command: a bug, failing loudly
         h.table.out.events.append(ev.Expired())
-    for _ in range(400):
-        if h.table.state == "over":
-            break
-        game = h.game
-        if game.round is None and game.to_move == 0:
-            h.say(ana, type="reveal")
-        elif game.round is not None and not game.seat_complete(0):
-            h.say(ana, type="done")
-        else:
-            h.at(h.table.wake_at or h.now)
+    for _ in _play_to_the_end(h, ana):
+        pass
     over = h.stored[-1]
     assert isinstance(over, ev.Over) and isinstance(h.table.record, str)
     assert h.table.record == over.record
