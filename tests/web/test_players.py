@@ -30,9 +30,10 @@ def _human_delay() -> float:
 
 def _play_to_the_end(page: Page, limit_s: float = 150) -> None:
     """Reveal on our turn, lay a hand on a fly a human moment after a round opens, then say
-    done."""
+    done — once a round."""
     opened: float | None = None
     opened_by: str | None = None
+    acted_in: str | None = None  # the round we laid our hand in and said done
     delay = _human_delay()
     start = time.monotonic()
     while time.monotonic() - start < limit_s:
@@ -47,12 +48,21 @@ def _play_to_the_end(page: Page, limit_s: float = 150) -> None:
             # A round is known by its key (ROUND_KEY_JS): the next may open between two looks.
             if st["trigger"] != opened_by or opened is None:
                 opened, opened_by, delay = time.monotonic(), st["trigger"], _human_delay()
-            if st["slappable"] and st["free"] and time.monotonic() - opened > delay:
+            late = time.monotonic() - opened > delay
+            if st["slappable"] and st["free"] and late and acted_in != opened_by:
+                acted_in = opened_by
+                # This round's fly and button, as they are now: a tap that waited for a
+                # locator could land on the next round's fly as it opens (a slap within
+                # ms of its trigger, taken as too fast, and the game unrated).
+                fly = page.query_selector(".fly-card.slappable")
                 with contextlib.suppress(Exception):  # the round closed under our finger
-                    page.locator(".fly-card.slappable").first.tap(timeout=500)
+                    if fly is not None:
+                        fly.tap(timeout=500)
                     # One hand is all this player lays: they say they are done, as a person
                     # does, and the round closes when the bots are (R21), not at the window.
-                    page.locator("button.done:not([disabled])").tap(timeout=500)
+                    done = page.query_selector("button.done:not([disabled])")
+                    if done is not None:
+                        done.tap(timeout=500)
         else:
             opened, opened_by = None, None
         time.sleep(0.05)
