@@ -55,6 +55,28 @@ def any_db(request: pytest.FixtureRequest, db_url: str) -> Iterator[str]:
         yield request.getfixturevalue("pg_url")
 
 
+def test_a_commit_writes_only_the_tables_its_node_owns(any_db: str) -> None:
+    """The fence, table by table in one commit: a table adopted by another node, and a code
+    nobody owns, are refused (nothing of theirs stored); the node's own table is written."""
+    a, b = Store(any_db, node="a"), Store(any_db, node="b")
+    try:
+        options = p.TableOptions(seats=3, **FAST)
+        mine, made = Table.create("OWNED1", options, "Ana", Sources(), 0.0)
+        lost, made_lost = Table.create("LOST01", options, "Eve", Sources(), 0.0)
+        assert a.write_batch([("OWNED1", made.events), ("LOST01", made_lost.events)]) == set()
+        assert Cluster(b.engine, "b", "http://127.0.0.1:1").adopt("LOST01", dead=["a"])
+        joins = [(code, t.handle(Join("Bruno"), 1.0).events)
+                 for code, t in (("OWNED1", mine), ("LOST01", lost))]  # fmt: skip
+        nobody = ("NOBODY", joins[0][1])  # no owner row at all
+        assert a.write_batch([*joins, nobody]) == {"LOST01", "NOBODY"}
+        assert len(a.load("OWNED1")) == len(made.events) + len(joins[0][1])
+        assert len(a.load("LOST01")) == len(made_lost.events)
+        assert a.load("NOBODY") == []
+    finally:
+        a.close()
+        b.close()
+
+
 def test_a_node_that_lost_its_table_mid_commit_cannot_write_behind_the_adopter(any_db: str) -> None:
     """Attacks the fence: an adoption that commits between the owner's fence check and its
     insert (a VM paused mid-commit) must not leave events the adopter never loaded."""

@@ -236,8 +236,7 @@ class Store:
         codes = {code for code, _ in batch} - new
         if not codes:
             return set()
-        owners = owners_of(conn, sorted(codes))
-        return codes - {code for code, node in owners if node == self.node}
+        return codes - owned_of(conn, sorted(codes), self.node)
 
     def _append(self, conn: Connection, code: str, batch: Sequence[Event], at: str,
                 states: dict[str, str]) -> list[tuple[str, str, str, str]]:  # fmt: skip
@@ -336,20 +335,27 @@ def raw_cursor(conn: Connection) -> Iterator[tuple[Any, str]]:
         cur.close()
 
 
-def owners_of(conn: Connection, codes: list[str]) -> list[tuple[str, str | None]]:
-    """``(code, node)`` of the tables ``codes`` that have an owner row: the store's write
-    fence, checked once a commit.
+def owned_of(conn: Connection, codes: list[str], node: str) -> set[str]:
+    """The tables among ``codes`` that ``node`` owns: the store's write fence, checked once a
+    commit (the others' events are not written).
 
-    Through :func:`raw_cursor`, by the primary key only (with ``node = ?`` beside it SQLite
-    walks the node's index: every table of the node). ``FOR SHARE`` on PostgreSQL: an
-    adoption's UPDATE of these rows waits for this commit and then loads what it wrote
+    Through :func:`raw_cursor`, by the primary key only (with an indexed ``node = ?`` SQLite
+    walks the node's index: every table of the node; ``+node`` keeps it off). SQLite answers
+    in one row (the codes as a JSON array): each row fetched is a wait for the interpreter's
+    lock, which a busy event loop hands back only every few ms — a row a table was half of a
+    commit's time under load. ``FOR SHARE`` on PostgreSQL (which takes no aggregate there):
+    an adoption's UPDATE of these rows waits for this commit and then loads what it wrote
     (SQLite: the writer's transaction holds the write lock from its start)."""
     with raw_cursor(conn) as (cur, mark):
-        sql = (
-            f"SELECT code, node FROM flyswat_owners WHERE code IN ({','.join(mark for _ in codes)})"
-        )
-        cur.execute(sql if mark == "?" else sql + " FOR SHARE", codes)
-        return [(row[0], row[1]) for row in cur.fetchall()]
+        marks = ",".join(mark for _ in codes)
+        if mark == "?":
+            cur.execute(f"SELECT json_group_array(code) FROM flyswat_owners "
+                        f"WHERE code IN ({marks}) AND +node = ?", [*codes, node])  # fmt: skip
+            row = cur.fetchone()
+            return set(json.loads(row[0])) if row and row[0] else set()
+        cur.execute(f"SELECT code, node FROM flyswat_owners WHERE code IN ({marks}) FOR SHARE",
+                    codes)  # fmt: skip
+        return {row[0] for row in cur.fetchall() if row[1] == node}
 
 
 #: Rows of one multi-row ``INSERT`` at most (SQLite's oldest limit of bound values is 999).
