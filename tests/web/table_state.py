@@ -47,3 +47,18 @@ class Look(TypedDict):
 def look(page: Page) -> Look:
     """The table on ``page`` now, read in one call."""
     return cast(Look, page.evaluate(LOOK_JS))
+
+
+def tap_now(page: Page, selector: str, last: bool = False, timeout: float = 500) -> bool:
+    """Tap the element ``selector`` finds now (its first, or its ``last``), if any: never one
+    that appears later, as a locator's tap waits for — in a game, the next round's fly as it
+    opens, a slap within ms of its trigger, refused as too fast. False when there was none or
+    it went (the round re-drawn, or closed under the finger)."""
+    found = page.query_selector_all(selector)
+    if not found:
+        return False
+    try:
+        found[-1 if last else 0].tap(timeout=timeout)
+    except Exception:
+        return False
+    return True

@@ -20,7 +20,7 @@ from typing import Any
 from playwright.sync_api import Browser, Page, WebSocketRoute, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-from .table_state import Look, look
+from .table_state import Look, look, tap_now
 
 # A human cannot slap within 100 ms of the trigger (the server refuses it as too fast).
 HUMAN_DELAY_S = 0.2
@@ -113,10 +113,9 @@ class Player:
                 self.page.keyboard.press("Enter")  # done: a hand left and no fly for it
                 self.acted = 3
             elif not self.keyboard and st["free"] == 2 and not self.acted:
-                self.page.locator(".fly-card.slappable").last.tap(timeout=1000)
-                self.acted = 1
-            elif not self.keyboard and self.acted == 1:
-                self.page.locator("button.done").tap(timeout=1000)
+                self.acted = int(tap_now(self.page, ".fly-card.slappable", last=True, timeout=1000))
+            elif (not self.keyboard and self.acted == 1
+                  and tap_now(self.page, "button.done", timeout=1000)):  # fmt: skip
                 self.acted = 2
         except Exception:  # the round closed under our finger: that is the game
             pass

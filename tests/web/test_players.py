@@ -16,7 +16,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from flyswat.record import verify_record
 
-from .table_state import look
+from .table_state import look, tap_now
 
 # Well above the human floor even when a loaded machine paints the trigger late; each
 # round's delay spreads as a person's does (a long tail), or the fair-play detector takes
@@ -51,18 +51,10 @@ def _play_to_the_end(page: Page, limit_s: float = 150) -> None:
             late = time.monotonic() - opened > delay
             if st["slappable"] and st["free"] and late and acted_in != opened_by:
                 acted_in = opened_by
-                # This round's fly and button, as they are now: a tap that waited for a
-                # locator could land on the next round's fly as it opens (a slap within
-                # ms of its trigger, taken as too fast, and the game unrated).
-                fly = page.query_selector(".fly-card.slappable")
-                with contextlib.suppress(Exception):  # the round closed under our finger
-                    if fly is not None:
-                        fly.tap(timeout=500)
-                    # One hand is all this player lays: they say they are done, as a person
-                    # does, and the round closes when the bots are (R21), not at the window.
-                    done = page.query_selector("button.done:not([disabled])")
-                    if done is not None:
-                        done.tap(timeout=500)
+                # One hand is all this player lays: they say they are done, as a person
+                # does, and the round closes when the bots are (R21), not at the window.
+                if tap_now(page, ".fly-card.slappable"):
+                    tap_now(page, "button.done:not([disabled])")
         else:
             opened, opened_by = None, None
         time.sleep(0.05)

@@ -351,8 +351,7 @@ def owned_of(conn: Connection, codes: list[str], node: str) -> set[str]:
         if mark == "?":
             cur.execute(f"SELECT json_group_array(code) FROM flyswat_owners "
                         f"WHERE code IN ({marks}) AND +node = ?", [*codes, node])  # fmt: skip
-            row = cur.fetchone()
-            return set(json.loads(row[0])) if row and row[0] else set()
+            return set(json.loads(cur.fetchone()[0]))  # an aggregate: always one row
         cur.execute(f"SELECT code, node FROM flyswat_owners WHERE code IN ({marks}) FOR SHARE",
                     codes)  # fmt: skip
         return {row[0] for row in cur.fetchall() if row[1] == node}
