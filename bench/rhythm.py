@@ -448,7 +448,9 @@ def over_window(
     before: dict[str, dict[float, float]], after: dict[str, dict[float, float]]
 ) -> dict[str, dict[str, float]]:
     """What each histogram counted in the window: how many, how many over 25, 50, 100 and
-    250 ms, and the bound of the bucket of the slowest (ms; inf past the last bound)."""
+    250 ms (NaN where the server has no bucket with that bound: an older one's over 200 ms
+    is not its over 250), and the bound of the bucket of the slowest (ms; inf past the last
+    bound)."""
     out = {}
     for name, counts in after.items():
         if not counts:
@@ -457,8 +459,8 @@ def over_window(
         total = delta[math.inf]
         fig: dict[str, float] = {"count": total}
         for ms in (25, 50, 100, 250):
-            fig[f"over_{ms}"] = total - max((n for le, n in delta.items() if le <= ms / 1000),
-                                            default=0.0)  # fmt: skip
+            at = delta.get(ms / 1000)
+            fig[f"over_{ms}"] = math.nan if at is None else total - at
         fig["max_le_ms"] = next((le * 1000 for le, n in delta.items() if n >= total), math.inf)
         out[name.removeprefix("flyswat_")] = fig
     return out

@@ -14,7 +14,7 @@ import pytest
 from flyswat import protocol as p
 from flyswat.server.runner import Runner
 from flyswat.server.store import Store
-from flyswat.server.writer import ENDS_PER_COMMIT, Writer
+from flyswat.server.writer import CATCH_UP_PASSES, ENDS_PER_COMMIT, Writer, catch_up
 from flyswat.table import events as ev
 from flyswat.table.events import Event
 from flyswat.table.io import Message, Sources
@@ -226,3 +226,78 @@ async def test_the_logs_file_is_cut_back_when_it_starts_over_after_a_burst(
             break
     writer.stop()
     assert wal.stat().st_size <= limit
+
+
+
+class Passes:
+    """A connection whose checkpoints answer as scripted, ``(busy, frames in the log, frames
+    copied back)`` each, counting them: commits landing while each pass copies."""
+
+    def __init__(self, answers: list[tuple[int, int, int]]) -> None:
+        self.answers, self.ran = answers, 0
+
+    def exec_driver_sql(self, sql: str) -> Any:
+        assert sql == "PRAGMA wal_checkpoint(PASSIVE)"  # never one that waits for anyone
+        self.ran += 1
+        answer = self.answers[self.ran - 1]
+        return type("Result", (), {"one": lambda _: answer})()
+
+
+@pytest.mark.parametrize(
+    "answers, ran, last",
+    [
+        # commits landed during the first two passes; the third found nothing new
+        ([(0, 900, 900), (0, 912, 912), (0, 913, 913), (0, 913, 913)], 4, (913, 913)),
+        # the log started over between two passes (the writer saw it all copied back)
+        ([(0, 900, 900), (0, 4, 4)], 2, (4, 4)),
+        # a reader holds frames back: stop, the next second's passes copy them
+        ([(0, 900, 640)], 1, (900, 640)),
+        # another checkpoint holds the lock
+        ([(1, -1, -1)], 1, (-1, -1)),
+        # commits keep landing: at most CATCH_UP_PASSES passes
+        ([(0, 100 + i, 100 + i) for i in range(20)], CATCH_UP_PASSES, (107, 107)),
+    ],
+)
+def test_passes_follow_the_commits_that_land_while_the_log_is_copied_back(
+    answers: list[tuple[int, int, int]], ran: int, last: tuple[int, int]
+) -> None:
+    """The writer starts SQLite's log over only at a transaction that begins with every frame
+    copied back, and under load commits land while a checkpoint copies: ``catch_up`` copies
+    them by another pass, until one finds nothing new."""
+    conn = Passes(answers)
+    assert catch_up(conn) == last  # type: ignore[arg-type]
+    assert conn.ran == ran
+
+
+def write_one(conn: Any, code: str) -> None:
+    with conn.begin():
+        conn.exec_driver_sql(
+            "INSERT INTO flyswat_events (code, kind, data, at) VALUES (?, 'create', ?, 'now')",
+            (code, "x" * 3000),
+        )
+
+
+def frames_in_log(conn: Any) -> int:
+    """The frames in the write-ahead log now (a passive checkpoint's count)."""
+    return int(conn.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)").one()[1])
+
+def test_the_log_is_not_copied_past_a_reader_and_nobody_waits(tmp_path: Any) -> None:
+    """A reader in the middle of a transaction holds its frames back: the passes stop at
+    once (passive: nobody waits), and go on once it has read; then the next commit writes
+    the log from its start (on SQLite itself)."""
+    store = Store(f"sqlite:///{tmp_path}/wal.db")
+    with store.engine.connect() as writer, store.engine.connect() as reader, \
+            store.engine.connect() as checkpoints:  # fmt: skip
+        write_one(writer, "A0000")
+        reader.exec_driver_sql("BEGIN")  # a read transaction: its snapshot is held
+        reader.exec_driver_sql("SELECT count(*) FROM flyswat_events").all()
+        for i in range(20):
+            write_one(writer, f"B{i:04d}")
+        log, done = catch_up(checkpoints)
+        assert done < log  # the reader's snapshot holds the frames written after it
+        reader.rollback()
+        log, done = catch_up(checkpoints)
+        assert done == log
+        write_one(writer, "NEXT")
+        assert frames_in_log(checkpoints) < 10
+    store.close()

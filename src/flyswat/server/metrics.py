@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
 #: Histogram buckets, in seconds: a few ms (a commit) up to the 100 ms the rhythm allows, and
 #: past it.
-BUCKETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.025, 0.05, 0.1, 0.2, 0.5, 1.0, 2.5)
+BUCKETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.025, 0.05, 0.1, 0.2, 0.25, 0.5, 1.0, 2.5)
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 #: A stall of the event loop longer than this (s) is logged with what the loop was running
 #: (``flyswat serve --stall-log-ms``).

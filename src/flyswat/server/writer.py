@@ -54,6 +54,9 @@ ENDS_PER_COMMIT = 1
 
 #: SQLite: how often the write-ahead log is copied back into the database (s).
 CHECKPOINT_EVERY_S = 1.0
+#: SQLite: passive checkpoints run one after another, up to this many, until one finds nothing
+#: new to copy (:func:`catch_up`).
+CATCH_UP_PASSES = 8
 #: SQLite: the write-ahead log's file is cut back to this size when the log starts over
 #: (bytes). It starts over once every frame is copied back and no one is reading from it:
 #: under a steady load, every minute or so; a burst between two such moments (a restart's
@@ -184,7 +187,7 @@ class Writer:
         while not self._stopped.wait(CHECKPOINT_EVERY_S):
             try:
                 with self.store.engine.connect() as conn:
-                    conn.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
+                    catch_up(conn)
             except Exception:
                 log.exception("a checkpoint of the store failed; trying again")
 
@@ -270,6 +273,29 @@ class Writer:
             if fenced and self.fenced is not None:
                 self.loop.call_soon_threadsafe(self.fenced, fenced)
             self.loop.call_soon_threadsafe(run_all, dones)
+
+
+def catch_up(conn: Connection, passes: int = CATCH_UP_PASSES) -> tuple[int, int]:
+    """Copy SQLite's write-ahead log back into the database, with no wait for anyone: passive
+    checkpoints, each at once after the last, until one finds no frame it did not see before
+    (or a reader holds frames back, or ``passes`` ran). Returns the last pass's frames in the
+    log and copied back.
+
+    The writer starts the log over (writes from its beginning, and cuts its file back to
+    :data:`WAL_LIMIT_BYTES`) only at a transaction that begins with every frame copied back.
+    One pass copies the frames it finds at its start, and under load commits land while it
+    copies (a second's frames take tens of ms; a commit comes every few): the log then almost
+    never starts over — about once a minute at 3,000 players, by then hundreds of MB, whose
+    file the commit that starts it over cut back for 20–80 ms (docs/BENCHMARKS.md). The next
+    pass copies only those few frames, in far less time than a commit's interval."""
+    seen = -1
+    log = done = 0
+    for _ in range(passes):
+        busy, log, done = conn.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)").one()
+        if busy or done < log or log <= seen:  # held back by a reader; or nothing new
+            break
+        seen = log
+    return log, done
 
 
 def run_all(dones: Sequence[Callable[[], None]]) -> None:
