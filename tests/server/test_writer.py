@@ -228,7 +228,6 @@ async def test_the_logs_file_is_cut_back_when_it_starts_over_after_a_burst(
     assert wal.stat().st_size <= limit
 
 
-
 class Passes:
     """A connection whose checkpoints answer as scripted, ``(busy, frames in the log, frames
     copied back)`` each, counting them: commits landing while each pass copies."""
@@ -244,28 +243,31 @@ class Passes:
 
 
 @pytest.mark.parametrize(
-    "answers, ran, last",
+    "answers, start_over_at, ran, last",
     [
         # commits landed during the first two passes; the third found nothing new
-        ([(0, 900, 900), (0, 912, 912), (0, 913, 913), (0, 913, 913)], 4, (913, 913)),
+        ([(0, 9000, 9000), (0, 9012, 9012), (0, 9013, 9013), (0, 9013, 9013)], 8192, 4,
+         (9013, 9013)),
         # the log started over between two passes (the writer saw it all copied back)
-        ([(0, 900, 900), (0, 4, 4)], 2, (4, 4)),
+        ([(0, 9000, 9000), (0, 4, 4)], 8192, 2, (4, 4)),
         # a reader holds frames back: stop, the next second's passes copy them
-        ([(0, 900, 640)], 1, (900, 640)),
+        ([(0, 9000, 6400)], 8192, 1, (9000, 6400)),
         # another checkpoint holds the lock
-        ([(1, -1, -1)], 1, (-1, -1)),
+        ([(1, -1, -1)], 8192, 1, (-1, -1)),
         # commits keep landing: at most CATCH_UP_PASSES passes
-        ([(0, 100 + i, 100 + i) for i in range(20)], CATCH_UP_PASSES, (107, 107)),
+        ([(0, 100 + i, 100 + i) for i in range(20)], 0, CATCH_UP_PASSES, (107, 107)),
+        # a log short of the mark grows on: one pass a second
+        ([(0, 8191, 8191), (0, 8195, 8195)], 8192, 1, (8191, 8191)),
     ],
-)
+)  # fmt: skip
 def test_passes_follow_the_commits_that_land_while_the_log_is_copied_back(
-    answers: list[tuple[int, int, int]], ran: int, last: tuple[int, int]
+    answers: list[tuple[int, int, int]], start_over_at: int, ran: int, last: tuple[int, int]
 ) -> None:
     """The writer starts SQLite's log over only at a transaction that begins with every frame
-    copied back, and under load commits land while a checkpoint copies: ``catch_up`` copies
-    them by another pass, until one finds nothing new."""
+    copied back, and under load commits land while a checkpoint copies: once the log is long,
+    ``catch_up`` copies them by another pass, until one finds nothing new."""
     conn = Passes(answers)
-    assert catch_up(conn) == last  # type: ignore[arg-type]
+    assert catch_up(conn, start_over_at=start_over_at) == last  # type: ignore[arg-type]
     assert conn.ran == ran
 
 
@@ -280,6 +282,7 @@ def write_one(conn: Any, code: str) -> None:
 def frames_in_log(conn: Any) -> int:
     """The frames in the write-ahead log now (a passive checkpoint's count)."""
     return int(conn.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)").one()[1])
+
 
 def test_the_log_is_not_copied_past_a_reader_and_nobody_waits(tmp_path: Any) -> None:
     """A reader in the middle of a transaction holds its frames back: the passes stop at
