@@ -298,7 +298,8 @@ def catch_up(
     seen = -1
     log = done = 0
     for _ in range(passes):
-        busy, log, done = conn.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)").one()
+        row = conn.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)").one()
+        busy, log, done = int(row[0]), int(row[1]), int(row[2])
         if busy or done < log or log <= seen or log < start_over_at:
             break  # held back by a reader; nothing new; or the log may grow on
         seen = log
