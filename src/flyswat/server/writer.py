@@ -62,10 +62,11 @@ CHECKPOINT_EVERY_S = 1.0
 START_OVER_FRAMES = 8192
 CATCH_UP_PASSES = 8
 #: SQLite: the write-ahead log's file is cut back to this size when the log starts over
-#: (bytes). It starts over once every frame is copied back and no one is reading from it:
-#: under a steady load, every minute or so; a burst between two such moments (a restart's
-#: tables rebuilt, thousands of games ending) leaves it as long as the burst made it, for
-#: good without this limit (1 GB after 11 minutes of a 3,000-player soak).
+#: (bytes). It starts over once every frame is copied back and no one is reading from it
+#: (:func:`catch_up` sees to that once it holds :data:`START_OVER_FRAMES`; before it, about
+#: once a minute under load); a burst between two such moments (a restart's tables rebuilt,
+#: a reader holding frames back) leaves it as long as the burst made it, for good without
+#: this limit (1 GB after 11 minutes of a 3,000-player soak before the catch-up).
 WAL_LIMIT_BYTES = 64 * 1024 * 1024
 
 
