@@ -7,6 +7,7 @@ import asyncio
 import json
 import threading
 from collections.abc import Callable, Sequence
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -239,7 +240,7 @@ class Passes:
         assert sql == "PRAGMA wal_checkpoint(PASSIVE)"  # never one that waits for anyone
         self.ran += 1
         answer = self.answers[self.ran - 1]
-        return type("Result", (), {"one": lambda _: answer})()
+        return SimpleNamespace(one=lambda: answer)
 
 
 @pytest.mark.parametrize(
