@@ -54,19 +54,18 @@ ENDS_PER_COMMIT = 1
 
 #: SQLite: how often the write-ahead log is copied back into the database (s).
 CHECKPOINT_EVERY_S = 1.0
-#: SQLite: once the log holds this many frames (of 4 KB), passive checkpoints run one after
-#: another, up to :data:`CATCH_UP_PASSES`, until one finds nothing new to copy, so that it
-#: starts over (:func:`catch_up`). Below it, one pass a second: starting the log over costs a
-#: commit a sync of the log's head, and every second was dearer in steady play than letting it
-#: grow to this (docs/BENCHMARKS.md, *The writer's long commits*).
-START_OVER_FRAMES = 8192
+#: SQLite: each second, passive checkpoints one after another, up to this many, until one finds
+#: nothing new to copy, so that the log starts over (:func:`catch_up`). Every second rather
+#: than once the log is long: each start costs a commit a sync of the log's head, dearer in
+#: steady play at the held load, but over the 10-minute window at 3/4 of it, with its bursts of
+#: games' ends, results came sooner and for less CPU (docs/BENCHMARKS.md, *The writer's long
+#: commits* and *The log's catch-up, every second after all*).
 CATCH_UP_PASSES = 8
 #: SQLite: the write-ahead log's file is cut back to this size when the log starts over
 #: (bytes). It starts over once every frame is copied back and no one is reading from it
-#: (:func:`catch_up` sees to that once it holds :data:`START_OVER_FRAMES`; before it, about
-#: once a minute under load); a burst between two such moments (a restart's tables rebuilt,
-#: a reader holding frames back) leaves it as long as the burst made it, for good without
-#: this limit (1 GB after 11 minutes of a 3,000-player soak before the catch-up).
+#: (:func:`catch_up` sees to that each second); a burst between two such moments (a restart's
+#: tables rebuilt, a reader holding frames back) leaves it as long as the burst made it, for
+#: good without this limit (1 GB after 11 minutes of a 3,000-player soak before the catch-up).
 WAL_LIMIT_BYTES = 64 * 1024 * 1024
 
 
@@ -280,14 +279,11 @@ class Writer:
             self.loop.call_soon_threadsafe(run_all, dones)
 
 
-def catch_up(
-    conn: Connection, passes: int = CATCH_UP_PASSES, start_over_at: int = START_OVER_FRAMES
-) -> tuple[int, int]:
-    """Copy SQLite's write-ahead log back into the database, with no wait for anyone: a
-    passive checkpoint, and once the log holds ``start_over_at`` frames or more, more of them,
-    each at once after the last, until one finds no frame it did not see before (or a reader
-    holds frames back, or ``passes`` ran). Returns the last pass's frames in the log and
-    copied back.
+def catch_up(conn: Connection, passes: int = CATCH_UP_PASSES) -> tuple[int, int]:
+    """Copy SQLite's write-ahead log back into the database, with no wait for anyone: passive
+    checkpoints, each at once after the last, until one finds no frame it did not see before
+    (or a reader holds frames back, or ``passes`` ran). Returns the last pass's frames in the
+    log and copied back.
 
     The writer starts the log over (writes from its beginning, and cuts its file back to
     :data:`WAL_LIMIT_BYTES`) only at a transaction that begins with every frame copied back.
@@ -301,8 +297,8 @@ def catch_up(
     for _ in range(passes):
         row = conn.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)").one()
         busy, log, done = int(row[0]), int(row[1]), int(row[2])
-        if busy or done < log or log <= seen or log < start_over_at:
-            break  # held back by a reader; nothing new; or the log may grow on
+        if busy or done < log or log <= seen:
+            break  # held back by a reader; or nothing new
         seen = log
     return log, done
 
