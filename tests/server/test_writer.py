@@ -269,12 +269,11 @@ def test_passes_follow_the_commits_that_land_while_the_log_is_copied_back(
     assert conn.ran == ran
 
 
-def write_one(conn: Any, code: str) -> None:
-    with conn.begin():
-        conn.exec_driver_sql(
-            "INSERT INTO flyswat_events (code, kind, data, at) VALUES (?, 'create', ?, 'now')",
-            (code, "x" * 3000),
-        )
+def write_one(store: Store, conn: Any, code: str) -> None:
+    """One table's creation, committed on ``conn`` by the store's own write path."""
+    created = ev.Created(options=p.TableOptions(seats=2), host=0,
+                         created_at="2026-12-01T00:00:00Z")  # fmt: skip
+    store.write_batch([(code, [created])], conn)
 
 
 def frames_in_log(conn: Any) -> int:
@@ -289,16 +288,16 @@ def test_the_log_is_not_copied_past_a_reader_and_nobody_waits(tmp_path: Any) -> 
     store = Store(f"sqlite:///{tmp_path}/wal.db")
     with store.engine.connect() as writer, store.engine.connect() as reader, \
             store.engine.connect() as checkpoints:  # fmt: skip
-        write_one(writer, "A0000")
+        write_one(store, writer, "A0000")
         reader.exec_driver_sql("BEGIN")  # a read transaction: its snapshot is held
         reader.exec_driver_sql("SELECT count(*) FROM flyswat_events").all()
         for i in range(20):
-            write_one(writer, f"B{i:04d}")
+            write_one(store, writer, f"B{i:04d}")
         log, done = catch_up(checkpoints)
         assert done < log  # the reader's snapshot holds the frames written after it
         reader.rollback()
         log, done = catch_up(checkpoints)
         assert done == log
-        write_one(writer, "NEXT")
+        write_one(store, writer, "NEXT0")
         assert frames_in_log(checkpoints) < 10
     store.close()
