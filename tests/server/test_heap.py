@@ -16,7 +16,7 @@ import pytest
 
 from flyswat.server import serve
 
-from .conftest import FAST, Live, Player, create_table
+from .conftest import FAST, Live, Player, create_table, join_table
 
 
 async def bot_game(live: Live) -> None:
@@ -62,6 +62,38 @@ async def test_a_whole_game_and_its_sockets_leave_no_cycle_of_the_servers_object
     ours = sorted({f"{type(o).__module__}.{type(o).__qualname__}" for o in garbage
                    if type(o).__module__.startswith("flyswat")})  # fmt: skip
     assert ours == [], f"cycles of {ours} are freed only by a full collection"
+
+
+@pytest.mark.anyio
+async def test_an_open_socket_keeps_no_task_nor_coroutines_of_its_own(live: Live) -> None:
+    """Once accepted, a socket lives in its protocol alone: the application that accepted it
+    has returned (no task, no stack of the middlewares' coroutines for the socket's whole
+    life: in a burst of new sockets the collector walked about a hundred objects each), and
+    the socket still carries the table's messages both ways, and closes as ever."""
+    seated = await create_table(live)
+    joined = await join_table(live, seated["code"], "Bruno")
+    executor = live.app.state.runner.executor
+    async with (
+        Player.connect(live.ws, seated["code"], seated["token"]) as ana,
+        Player.connect(live.ws, seated["code"], joined["token"]) as bruno,
+    ):
+        links: list[Any] = []
+        for _ in range(100):
+            links = list(executor.links.values())
+            if len(links) == 2 and not links[0].protocol.tasks:
+                break
+            await asyncio.sleep(0.02)
+        assert len(links) == 2
+        # uvicorn's set of the ASGI applications still running, every connection's.
+        assert not links[0].protocol.tasks, "an application still runs for an open socket"
+        await bruno.send(type="ready")
+        while not (await ana.expect("table"))["table"]["players"][bruno.seat]["ready"]:
+            pass  # (the table's updates of the connects came first)
+    for _ in range(100):
+        if not executor.links:
+            break
+        await asyncio.sleep(0.02)
+    assert not executor.links, "the closed sockets were not let go"
 
 
 class _Node:

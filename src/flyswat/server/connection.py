@@ -129,10 +129,16 @@ class Link:
             frames.clear()
             marks.clear()
             return
-        self.frames, self.marks = [], []
-        self.transport.write(frames[0] if len(frames) == 1 else b"".join(frames))
-        for mark in marks:
-            self.on_sent(mark)
+        # The same two lists serve the link's whole life: a new pair at every flush would be
+        # young objects alive at every collection (two a link, each second).
+        data = frames[0] if len(frames) == 1 else b"".join(frames)
+        frames.clear()
+        self.transport.write(data)
+        if marks:
+            sent = marks.copy()
+            marks.clear()
+            for mark in sent:
+                self.on_sent(mark)
         if self.transport.get_write_buffer_size() > self.limits.max_behind_bytes:
             # The client does not read: let it go, unsent data and all (it would otherwise
             # hold its buffers until the kernel gives up on it).
@@ -275,7 +281,8 @@ def _ping_ids(n: int) -> list[int]:
 class Session:
     """One WebSocket of one table, from the accepted handshake to the close: each client
     message is parsed and handed to the table as the socket's protocol reads it
-    (:meth:`message`), and the end (:meth:`closed`) unlinks it. ``ended`` is done then."""
+    (:meth:`message`), and the end (:meth:`closed`) unlinks it. The protocol holds it (its
+    receiver): no task waits on a socket."""
 
     def __init__(
         self,
@@ -290,7 +297,6 @@ class Session:
         self.table = table
         self.clock = clock
         loop = asyncio.get_running_loop()
-        self.ended: asyncio.Future[None] = loop.create_future()
         self.link = executor.link(
             table,
             lambda conn, on_sent: Link(
@@ -377,5 +383,3 @@ class Session:
             self.executor.pinger.remove(link)
             self.executor.watch_pinger.remove(link)
             link.stop()
-            if not self.ended.done():
-                self.ended.set_result(None)

@@ -213,8 +213,9 @@ class TableRoutes:
         await self.play(websocket, found)
 
     async def play(self, ws: WebSocket, table: Table | None) -> None:
-        """Serve one WebSocket of ``table`` (None: no such table) until it closes: once
-        accepted, its protocol hands every message to a :class:`Session` as it reads it."""
+        """Serve one WebSocket of ``table`` (None: no such table): once accepted, its
+        protocol hands every message to a :class:`Session` as it reads it, and this returns
+        (the socket lives on in its protocol, with no task of its own)."""
         await ws.accept()
         code = ws.path_params["code"]
         if table is None or table.state == "expired":
@@ -228,8 +229,7 @@ class TableRoutes:
         if socket is None:
             raise RuntimeError("serve the app with flyswat.server.transport.uvicorn_config")
         network = rtt_reader(ws.scope, self.rtt_fronts)
-        session = Session(self.runner.executor, table, socket, self.limits, monotonic_ms, network)
-        await session.ended
+        Session(self.runner.executor, table, socket, self.limits, monotonic_ms, network)
 
 
 def _stored_record(store: Store, code: str) -> tuple[dict[str, Any] | None, bool]:
