@@ -253,6 +253,15 @@ async def join_table(live: Live, code: str, name: str) -> dict[str, Any]:
     return dict(reply.json())
 
 
+async def until(check: Callable[[], Any], what: str, timeout: float = 30) -> None:
+    """Wait for ``check()`` (run on a thread: it may read a server's state or make a request)
+    to be true; fail with ``what`` after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while not await asyncio.to_thread(check):
+        assert time.monotonic() < deadline, what
+        await asyncio.sleep(0.05)
+
+
 async def until_all_ready(host: Player) -> None:
     """Read the host's table updates until every seat is ready (the host's ``start`` and
     another player's ``ready`` travel on different sockets: their order is not given)."""

@@ -32,7 +32,7 @@ from flyswat.table.core import Table
 from flyswat.table.io import Join, Sources
 from harness.server import Serve, free_ports, until_health
 
-from .conftest import FAST, empty_redis
+from .conftest import FAST, empty_redis, until
 from .test_cluster import (
     BEAT_S,
     DEAD_AFTER_S,
@@ -141,15 +141,6 @@ def until_peers(ports: list[int], n: int, timeout: float = 15) -> None:
     while not all(until_health(p)["nodes"] == n for p in ports):
         assert time.monotonic() < deadline, "the nodes do not see one another"
         time.sleep(0.05)
-
-
-async def until(check: Any, what: str, timeout: float = 20) -> None:
-    """Wait for ``check()`` (run on a thread) to be true; fail with ``what`` after
-    ``timeout`` s."""
-    deadline = time.monotonic() + timeout
-    while not await asyncio.to_thread(check):
-        assert time.monotonic() < deadline, what
-        await asyncio.sleep(0.05)
 
 
 def listed(port: int) -> set[str]:

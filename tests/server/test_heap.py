@@ -16,7 +16,7 @@ import pytest
 
 from flyswat.server import serve
 
-from .conftest import FAST, Live, Player, create_table, join_table
+from .conftest import FAST, Live, Player, create_table, join_table, until
 
 
 async def bot_game(live: Live) -> None:
@@ -77,23 +77,14 @@ async def test_an_open_socket_keeps_no_task_nor_coroutines_of_its_own(live: Live
         Player.connect(live.ws, seated["code"], seated["token"]) as ana,
         Player.connect(live.ws, seated["code"], joined["token"]) as bruno,
     ):
-        links: list[Any] = []
-        for _ in range(100):
-            links = list(executor.links.values())
-            if len(links) == 2 and not links[0].protocol.tasks:
-                break
-            await asyncio.sleep(0.02)
-        assert len(links) == 2
+        await until(lambda: len(executor.links) == 2, "the two sockets were not linked")
         # uvicorn's set of the ASGI applications still running, every connection's.
-        assert not links[0].protocol.tasks, "an application still runs for an open socket"
+        tasks = next(iter(executor.links.values())).protocol.tasks
+        await until(lambda: not tasks, "an application still runs for an open socket", 5)
         await bruno.send(type="ready")
         while not (await ana.expect("table"))["table"]["players"][bruno.seat]["ready"]:
             pass  # (the table's updates of the connects came first)
-    for _ in range(100):
-        if not executor.links:
-            break
-        await asyncio.sleep(0.02)
-    assert not executor.links, "the closed sockets were not let go"
+    await until(lambda: not executor.links, "the closed sockets were not let go", 5)
 
 
 class _Node:

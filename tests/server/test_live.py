@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from flyswat.server.limits import Limits
 from flyswat.server.transport import uvicorn_config
 from harness.server import Serve
 
-from .conftest import FAST, Live, Player, in_thread
+from .conftest import FAST, Live, Player, in_thread, until
 from .test_cluster import node, two_workers
 
 #: A game that lasts a few seconds, its human's turns revealed for them by the server.
@@ -49,13 +48,6 @@ def live_codes(at: Live) -> list[str]:
     reply = at.get("/api/live")
     assert reply.status_code == 200, reply.text
     return [g["code"] for g in reply.json()["games"]]
-
-
-async def until(check: Any, what: str, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while not await asyncio.to_thread(check):
-        assert time.monotonic() < deadline, what
-        await asyncio.sleep(0.05)
 
 
 @pytest.mark.anyio
