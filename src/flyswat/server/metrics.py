@@ -109,14 +109,19 @@ def stall_split(
 
 
 def watch_stalls(beat: list[float], main: int, tell_s: float, stop: threading.Event) -> None:
-    """Every ``tell_s`` / 4, look at when the loop's next beat was due (``beat[0]``, set by
-    :meth:`Metrics.watch_loop` every 50 ms): once it is more than ``tell_s`` late, log the
-    stack of the loop's thread (``main``) as it is then — where the loop is stuck, caught
-    in the act, once per stall."""
+    """Look at when the loop's next beat was due (``beat[0]``, set by
+    :meth:`Metrics.watch_loop` every 50 ms) at the moment it would be ``tell_s`` late: if it
+    is, log the stack of the loop's thread (``main``) as it is then — where the loop is
+    stuck, caught in the act, once per stall. A beat on time has moved ``beat[0]`` on by
+    then, and the watch sleeps again until that one would be late: it wakes about once a
+    beat (each wake takes the interpreter's lock from the loop), not every few ms."""
     told = 0.0
-    while not stop.wait(tell_s / 4):
+    wait = tell_s / 4
+    while not stop.wait(wait):
         due = beat[0]
-        if due == told or time.perf_counter() - due < tell_s:
+        late = time.perf_counter() - due
+        if due == told or late < tell_s:  # told already (look again soon), or not yet late
+            wait = tell_s / 4 if due == told else max(tell_s / 4, tell_s - late)
             continue
         frame = sys._current_frames().get(main)
         if frame is None:
