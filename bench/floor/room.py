@@ -8,18 +8,15 @@ asyncio callback per message costs before any game or store. See ``bench/floor.p
 from __future__ import annotations
 
 import asyncio
-import base64
-import hashlib
-import os
 import sys
 
 import orjson
 import uvloop
+from websockets.utils import accept_key
 
-from flyswat.server.connection import pong_id
+from flyswat.server.connection import ping_ids, pong_id
 from flyswat.server.frames import TEXT, Reader, text_frame
 
-GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 counts = {"received": 0, "sent": 0}
 
 
@@ -100,7 +97,7 @@ class Socket(asyncio.Protocol):
             return
         key = next(line.split(b":", 1)[1].strip() for line in self.head.split(b"\r\n")
                    if line.lower().startswith(b"sec-websocket-key:"))  # fmt: skip
-        accept = base64.b64encode(hashlib.sha1(key + GUID).digest())
+        accept = accept_key(key.decode()).encode()
         self.transport.write(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
                              b"Connection: Upgrade\r\nSec-WebSocket-Accept: " + accept +
                              b"\r\n\r\n")  # fmt: skip
@@ -128,9 +125,7 @@ def ping() -> None:
     loop.call_later(0.1, ping)
     slot = slots[at[1]]
     at[1] = (at[1] + 1) % len(slots)
-    raw = os.urandom(4 * len(slot))
-    for i, sock in enumerate(slot.values()):
-        ping_id = int.from_bytes(raw[4 * i : 4 * i + 4], "big") >> 1
+    for sock, ping_id in zip(list(slot.values()), ping_ids(len(slot)), strict=True):
         sock.transport.write(text_frame(b'{"type":"ping","id":%d}' % ping_id))
     counts["sent"] += len(slot)
 

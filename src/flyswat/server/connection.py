@@ -227,7 +227,7 @@ class Pinger:
     def add(self, link: Link) -> None:
         # Last in the round: its next ping comes a whole period after this first one.
         self.slots[self.at - 1][link.id] = link
-        link.ping(_ping_ids(1)[0])
+        link.ping(ping_ids(1)[0])
         if self.timer is None:
             self.timer = asyncio.get_running_loop().call_later(self._step(), self._tick)
 
@@ -243,7 +243,7 @@ class Pinger:
         slot = self.slots[self.at]
         self.at = (self.at + 1) % len(self.slots)
         if slot:
-            for link, ping_id in zip(list(slot.values()), _ping_ids(len(slot)), strict=True):
+            for link, ping_id in zip(list(slot.values()), ping_ids(len(slot)), strict=True):
                 try:
                     link.ping(ping_id)
                 except Exception:  # one socket's failure must not keep the others' pings
@@ -272,7 +272,7 @@ def pong_id(payload: bytes) -> int | None:
     return None
 
 
-def _ping_ids(n: int) -> list[int]:
+def ping_ids(n: int) -> list[int]:
     """``n`` unpredictable 31-bit ping ids, from one read of the system's randomness."""
     raw = os.urandom(4 * n)
     return [int.from_bytes(raw[i : i + 4], "big") >> 1 for i in range(0, 4 * n, 4)]
