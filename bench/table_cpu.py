@@ -21,6 +21,7 @@ import heapq
 import pstats
 import random
 import time
+from time import perf_counter
 from typing import Any
 
 from flyswat import protocol as p
@@ -59,6 +60,8 @@ class Rhythm:
         self.order = 0
         self.received = 0
         self.sent = 0
+        #: Seconds spent in the tables and the framing alone (the clients' side left out).
+        self.busy = 0.0
         for i in range(tables):
             table, out = Table.create(f"T{i:05d}", p.TableOptions(seats=4), "P0",
                                       Sources.fixed(seed + i), self.now)  # fmt: skip
@@ -76,8 +79,10 @@ class Rhythm:
 
     def say(self, table: Table, conn: int, msg: Any) -> Outcome:
         self.received += 1
+        started = perf_counter()
         out = table.handle(Message(conn, msg), self.now)
         self.sent += frame_all(out)
+        self.busy += perf_counter() - started
         return out
 
     def at(self, when: float, table: int, what: str, arg: Any) -> None:
@@ -95,10 +100,14 @@ class Rhythm:
                 if wakes.get(i) != when:
                     continue
                 del wakes[i]
+                started = perf_counter()
                 out = table.handle(Tick(), when)
                 self.sent += frame_all(out)
+                self.busy += perf_counter() - started
             elif what == "pong":
+                started = perf_counter()
                 table.observe(Rtt(arg, 20.0, 18.0), when)  # the runner's shortcut
+                self.busy += perf_counter() - started
                 self.received += 1
                 self.at(when + 1000, i, "pong", arg)
             elif what == "reveal":
@@ -110,9 +119,11 @@ class Rhythm:
                     self.at(when + 50, i, "reveal", None)
                     continue
                 out = self.say(table, game.to_move, p.Reveal(type="reveal"))
+                started = perf_counter()
                 for send in out.sends:  # each seat's socket handed the reveal at once
                     if send.mark is not None and not isinstance(send, Fanout):
                         table.handle(Sent(send.conn, send.mark), when)
+                self.busy += perf_counter() - started
                 if game.round is not None:
                     turn = len(game.turns)
                     for seat in range(4):
@@ -153,6 +164,7 @@ def main() -> None:
     args = parser.parse_args()
     rhythm = Rhythm(args.tables, args.seed)
     rhythm.received = rhythm.sent = 0
+    rhythm.busy = 0.0
     profiler = cProfile.Profile() if args.profile else None
     started = time.process_time()
     if profiler:
@@ -164,7 +176,8 @@ def main() -> None:
     messages = rhythm.received + rhythm.sent
     print(f"{args.tables} tables, {args.seconds:g} s of play: {rhythm.received} messages in, "
           f"{rhythm.sent} out; {cpu:.2f} s of CPU: {cpu / messages * 1e6:.1f} µs a message, "
-          f"{cpu / (args.tables * 4) / args.seconds * 1e5:.2f} % of a core per 1,000 players"
+          f"{cpu / (args.tables * 4) / args.seconds * 1e5:.2f} % of a core per 1,000 players; "
+          f"the tables and the framing alone {rhythm.busy / messages * 1e6:.1f} µs a message"
           f"{' (profiled: slower)' if profiler else ''}")  # fmt: skip
     if profiler:
         pstats.Stats(profiler).sort_stats("tottime").print_stats(args.profile)

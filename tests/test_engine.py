@@ -604,6 +604,26 @@ def test_r21_a_seat_with_a_hand_on_every_centre_fly_has_no_hand_left_to_lay(
     assert game.round_complete()
 
 
+def test_r21_the_seats_still_to_complete_a_round_are_the_ones_not_complete(
+    staged: Stage,
+) -> None:
+    game = _open_round(staged, 3)
+    assert game.incomplete(range(3)) == [0, 1, 2]
+    game.slap(0, C("R1-1"))
+    assert game.incomplete(range(3)) == [0, 1, 2]  # one hand of two
+    game.slap(0, C("R1-2"))
+    game.done(2)
+    assert game.incomplete(range(3)) == [1]
+    assert game.incomplete([2, 0]) == []
+    assert [s for s in range(3) if not game.seat_complete(s)] == [1]
+    assert game.round is not None and game.round.laid_by == {0: 2}
+    game.slap(1, C("R2-1"))
+    assert game.round.laid_by == {0: 2, 1: 1}
+    game.close_round()
+    assert game.incomplete(range(3)) == []
+    assert not game.seat_complete(1)
+
+
 def test_r21_a_seat_that_said_it_is_done_may_lay_no_more_hands(staged: Stage) -> None:
     game = _open_round(staged, 2)
     game.slap(0, C("R1-1"))

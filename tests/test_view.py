@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import random
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from flyswat import Card, Game, MalformedError, Rules, View, view
+from flyswat import Card, Game, IllegalActionError, MalformedError, Rules, View, view
+from flyswat.view import view_json
 
 Stage = Callable[..., Game]
 
@@ -241,3 +243,40 @@ def test_a_view_sent_as_json_reads_back_as_the_same_view(staged: Stage, stage: A
     game = stage(staged)
     for seat in (0, 1, None):
         assert View.from_json(sent(game, seat)) == view(game, seat)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_r25_the_wire_s_view_is_the_view_at_every_step_of_a_game(seed: int) -> None:
+    """What a table sends (``view_json``, made straight from the game) is ``view().to_json()``
+    for every seat and a spectator, at every reveal and every hand of whole games: rounds
+    open and closed, hands on right and wrong flies, penalties, the end (R14–R25)."""
+    rng = random.Random(seed)
+    game = Game.new(Rules(seats=2 + seed % 3, remove=seed * 7), f"wire-{seed}")
+
+    def same() -> None:
+        for seat in [*range(game.rules.seats), None]:
+            assert view_json(game, seat) == view(game, seat).to_json()
+
+    same()
+    while not game.over:
+        game.reveal()
+        same()
+        if game.round is None:
+            continue
+        for _ in range(rng.randrange(6)):
+            seat, card = rng.randrange(game.rules.seats), rng.choice(game.centre or [None])
+            with contextlib.suppress(IllegalActionError, MalformedError):
+                game.slap(seat, card, rng.uniform(150, 900))  # type: ignore[arg-type]
+                same()
+        if rng.random() < 0.3:
+            game.done(rng.randrange(game.rules.seats))
+            same()
+        game.close_round()
+        same()
+
+
+@pytest.mark.parametrize("seat", [-1, 2, True, "0"])
+def test_the_wire_s_view_for_a_seat_off_the_table_is_malformed(staged: Stage, seat: Any) -> None:
+    with pytest.raises(MalformedError) as e:
+        view_json(_mid_round(staged), seat)
+    assert e.value.code == "bad_seat"

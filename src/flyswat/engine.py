@@ -47,6 +47,9 @@ class Round:
     seat: int
     allowed: frozenset[Colour]
     slaps: list[Slap] = field(default_factory=list)
+    #: How many hands each seat has laid (kept by :meth:`Game.slap`): asked after every
+    #: message of a round (is a seat complete?), where counting ``slaps`` walks them all.
+    laid_by: dict[int, int] = field(default_factory=dict)
     done: set[int] = field(default_factory=set)
     closed: bool = False
     won: list[tuple[int, Card]] = field(default_factory=list)
@@ -266,6 +269,7 @@ class Game:
         r = self.check_slap(seat, card)
         s = Slap(seat, card, ms)
         r.slaps.append(s)
+        r.laid_by[seat] = r.laid_by.get(seat, 0) + 1
         return s
 
     def done(self, seat: int) -> None:
@@ -284,14 +288,22 @@ class Game:
             return False
         return all(self.seat_complete(seat) for seat in range(self.rules.seats))
 
+    def incomplete(self, seats: Iterable[int]) -> list[int]:
+        """Those of ``seats`` not complete in the open round (:meth:`seat_complete`); none
+        when no round is open."""
+        r = self.round
+        if r is None:
+            return []
+        hands, laid, done = min(self.rules.hands, len(self.centre)), r.laid_by, r.done
+        return [s for s in seats if s not in done and laid.get(s, 0) < hands]
+
     def seat_complete(self, seat: int) -> bool:
         """Has ``seat`` laid all its hands in the open round, one on every centre fly, or
         said it is done (R16, R21)? False when no round is open."""
         r = self.round
         if r is None:
             return False
-        hands = min(self.rules.hands, len(self.centre))
-        return seat in r.done or sum(1 for s in r.slaps if s.seat == seat) >= hands
+        return seat in r.done or r.laid_by.get(seat, 0) >= min(self.rules.hands, len(self.centre))
 
     def close_round(self, *, by_time: bool = True) -> Round:
         """Resolve the open round: wins (R18), then penalties (R19), in stacking order (R20).

@@ -17,6 +17,7 @@ the result.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -175,17 +176,84 @@ class View:
         )  # fmt: skip
 
 
-def view(game: Game, seat: int | None) -> View:
-    """What ``seat`` may see of ``game`` now (R25); ``None`` for a spectator.
-
-    Raises :class:`MalformedError` (``bad_seat``) for a seat that is not at the table.
-    """
+def _check_view_seat(game: Game, seat: int | None) -> None:
     n = game.rules.seats
     if seat is not None and (
         not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < n
     ):
         # A negative seat would otherwise index another player's won pile from the end.
         raise MalformedError(f"no seat {seat!r} at a table of {n}", "bad_seat")
+
+
+def _texts(cards: Iterable[Card]) -> list[str]:
+    return [c.text for c in cards]
+
+
+def _pairs(ps: Iterable[tuple[int, Card]]) -> list[dict[str, Any]]:
+    return [{"seat": s, "card": c.text} for s, c in ps]
+
+
+def view_json(game: Game, seat: int | None) -> dict[str, Any]:
+    """``view(game, seat).to_json()``, made straight from the game: what a table sends, at
+    every message of every round, without the :class:`View` in between (R25 as
+    :func:`view` says it; ``tests/test_view.py`` holds the two equal)."""
+    _check_view_seat(game, seat)
+    r = game.round
+    open_round = None
+    if r is not None:
+        laid = [0] * game.rules.seats
+        mine = []
+        for s in r.slaps:
+            laid[s.seat] += 1
+            if s.seat == seat:
+                mine.append(s.card.text)
+        open_round = {"trigger": r.trigger.text, "seat": r.seat, "laid": laid, "mine": mine,
+                      "done": seat in r.done}  # fmt: skip
+    last_round = None
+    for t in reversed(game.turns):
+        lr = t.round
+        if lr is not None and lr.closed:
+            last_round = {
+                "trigger": lr.trigger.text,
+                "seat": lr.seat,
+                "allowed": colour_letters(lr.allowed),
+                "slaps": [{"seat": x.seat, "card": x.card.text} for x in lr.slaps],
+                "won": _pairs(lr.won),
+                "penalties": _pairs(lr.penalties),
+            }
+            break
+    over = game.over
+    removed = len(game.removed)
+    return {
+        "seat": seat,
+        "seats": game.rules.seats,
+        "hands": game.rules.hands,
+        "to_move": game.to_move,
+        "turn": len(game.turns),
+        "draw_counts": [len(p) for p in game.draw],
+        "won_counts": [len(p) for p in game.won],
+        "won": _texts(game.won[seat]) if seat is not None else [],
+        "centre": _texts(game.centre),
+        "box": _texts(game.box[removed:]),
+        "last_card": game.turns[-1].card.text if game.turns else None,
+        "round": open_round,
+        "last_round": last_round,
+        "over": over,
+        "result": game.result().to_json() if over else None,
+        "revealed_draw": [_texts(p) for p in game.draw] if over else None,
+        "revealed_won": [_texts(p) for p in game.won] if over else None,
+        "removed": removed,
+        "revealed_removed": _texts(game.removed) if over else None,
+    }
+
+
+def view(game: Game, seat: int | None) -> View:
+    """What ``seat`` may see of ``game`` now (R25); ``None`` for a spectator.
+
+    Raises :class:`MalformedError` (``bad_seat``) for a seat that is not at the table.
+    """
+    n = game.rules.seats
+    _check_view_seat(game, seat)
     r = game.round
     open_round = None
     if r is not None:

@@ -30,7 +30,7 @@ from flyswat.shuffle import commitment
 from flyswat.table import events as ev
 from flyswat.table.io import Fanout, Outcome, Send, Sources
 from flyswat.table.seats import Audience, Conn, Seat
-from flyswat.view import view
+from flyswat.view import view_json
 from flyswat.wire import Deltas, private_of
 
 #: A lobby with nobody connected expires after this long (ms).
@@ -313,7 +313,7 @@ class Context:
 
     def view_of(self, seat: int | None) -> Any:
         """``seat``'s view of the game (None before the start): the only game data sent."""
-        return view(self.game, seat).to_json() if self.game is not None else None
+        return view_json(self.game, seat) if self.game is not None else None
 
     def rating_of(self, seat: int) -> int | None:
         """The shown rating of a seat: its player's when they sat down, a bot's level's."""

@@ -220,7 +220,7 @@ def round_deadline(t: Context) -> float | None:
     game, clock = t.game, t.clock
     if game is None or game.round is None or clock is None:
         return None
-    incomplete = [s for s in clock.sent_at if not game.seat_complete(s)]
+    incomplete = game.incomplete(clock.sent_at)
     return clock.deadline(incomplete) if incomplete else None
 
 
