@@ -93,8 +93,10 @@ class ServerProcess:
         args: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
         exempt: bool = True,
+        python: str = sys.executable,
     ) -> None:
         self.db_url = db_url
+        self.python = python  # the interpreter it runs on (with flyswat's dependencies)
         self.exempt = exempt
         self.args = list(args)
         self.env = {**os.environ, **env} if env else None
@@ -126,9 +128,9 @@ class ServerProcess:
         if "--workers" not in self.args and has_workers(self.env):
             args += ["--workers", "1"]  # one process unless asked (its pid is the server)
         args += self.args
-        cmd = [sys.executable, "-m", "flyswat.cli", *args]
+        cmd = [self.python, "-m", "flyswat.cli", *args]
         if self.gc_log is not None or self.gc_mode not in ("on", "python"):
-            cmd = [sys.executable, "-c", _gc_prelude(self.gc_log, self.gc_mode), *args]
+            cmd = [self.python, "-c", _gc_prelude(self.gc_log, self.gc_mode), *args]
         t0 = time.monotonic()
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=self.env)

@@ -10,7 +10,8 @@ a frame, which is written to the socket's transport at the end of the loop turn,
 client delays nobody else and one broadcast is one synchronous step (R10). A client whose
 unsent data passes ``max_behind_bytes`` is dropped at once, its unsent data and all (its seat
 goes offline and plays on by auto-reveal). One :class:`Pinger` pings every link once a
-second; a pong gives a round-trip time, and ``max_missed_pings`` unanswered pings in a row
+second (a ping nearly due rides ahead of other frames instead: :data:`PING_EARLY_MS`); a pong
+gives a round-trip time, and ``max_missed_pings`` unanswered pings in a row
 drop the connection, as does no ``hello`` within ``hello_timeout_s``
 (:class:`~flyswat.server.limits.Limits`).
 """
