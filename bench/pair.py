@@ -27,7 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from harness.generator import generator_main
+from harness.generator import end_generators, generator_main
 from harness.procs import ServerProcess, cpu_times
 from harness.rhythm import RhythmPlan
 from harness.server import free_port
@@ -92,11 +92,7 @@ def one_round(srcs: list[Any], args: argparse.Namespace, workdir: Path, k: int,
             out.append(fig)
         return out
     finally:
-        stop.set()
-        for proc in procs:
-            proc.join(20)
-            if proc.is_alive():
-                proc.kill()
+        end_generators(stop, procs)
         for server in servers:
             server.stop()
 

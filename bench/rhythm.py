@@ -63,7 +63,7 @@ from typing import Any
 
 import httpx
 
-from harness.generator import generator_main
+from harness.generator import end_generators, generator_main
 from harness.load import percentile, raise_fd_limit
 from harness.procs import (
     ServerProcess,
@@ -580,11 +580,7 @@ def run_step(server: Servers, tables: int, args: argparse.Namespace, prof: Path,
             stop.set()
             out["reads"] = read_figures(read_reports.get(timeout=60), reads)
     finally:
-        stop.set()
-        for proc in procs:
-            proc.join(20)
-            if proc.is_alive():
-                proc.kill()
+        end_generators(stop, procs)
     return out
 
 

@@ -48,7 +48,7 @@ from typing import Any
 import httpx
 
 from harness import rhythm
-from harness.generator import Generator, generator_main, new_loop
+from harness.generator import Generator, end_generators, generator_main, new_loop
 from harness.load import percentile, raise_fd_limit
 from harness.procs import ServerProcess, cpu_seconds, machine_cpu, peak_rss_bytes
 from harness.rhythm import RhythmPlan
@@ -340,11 +340,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         got = _collect(reports, len(procs), args.duration + 120)
         rss = peak_rss_bytes(server.pid)
     finally:
-        stop.set()
-        for p in procs:
-            p.join(20)
-            if p.is_alive():
-                p.terminate()
+        end_generators(stop, procs)
         server.stop()
     return _report(args, code, got, featured, setup_s,
                    (cpu1 - cpu0) / (wall1 - wall0), (busy0, busy1), rss)  # fmt: skip

@@ -221,3 +221,13 @@ def generator_main(plan: RhythmPlan, ready: Any, go: Any, t0: Any, stop: Any, ou
     except Exception as e:  # reported to the orchestrator, which prints it
         ready.set()
         out.put({"name": plan.name, "error": f"{type(e).__name__}: {e}"})
+
+
+def end_generators(stop: Any, procs: list[Any]) -> None:
+    """Tell the generator processes to stop (``stop``, the event they were given), and
+    kill any that has not ended 20 s later."""
+    stop.set()
+    for proc in procs:
+        proc.join(20)
+        if proc.is_alive():
+            proc.kill()
