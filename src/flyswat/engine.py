@@ -284,9 +284,7 @@ class Game:
 
         A seat with a hand on every centre fly has no hand left to lay, so it counts as done.
         """
-        if self.round is None:
-            return False
-        return all(self.seat_complete(seat) for seat in range(self.rules.seats))
+        return self.round is not None and not self.incomplete(range(self.rules.seats))
 
     def incomplete(self, seats: Iterable[int]) -> list[int]:
         """Those of ``seats`` not complete in the open round (:meth:`seat_complete`); none
@@ -300,10 +298,7 @@ class Game:
     def seat_complete(self, seat: int) -> bool:
         """Has ``seat`` laid all its hands in the open round, one on every centre fly, or
         said it is done (R16, R21)? False when no round is open."""
-        r = self.round
-        if r is None:
-            return False
-        return seat in r.done or r.laid_by.get(seat, 0) >= min(self.rules.hands, len(self.centre))
+        return self.round is not None and not self.incomplete([seat])
 
     def close_round(self, *, by_time: bool = True) -> Round:
         """Resolve the open round: wins (R18), then penalties (R19), in stacking order (R20).

@@ -88,12 +88,6 @@ class View:
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict of this view, cards as their text form."""
 
-        def cards(cs: tuple[Card, ...]) -> list[str]:
-            return [c.text for c in cs]
-
-        def pairs(ps: tuple[tuple[int, Card], ...]) -> list[dict[str, Any]]:
-            return [{"seat": s, "card": c.text} for s, c in ps]
-
         out: dict[str, Any] = {
             "seat": self.seat,
             "seats": self.seats,
@@ -102,9 +96,9 @@ class View:
             "turn": self.turn,
             "draw_counts": list(self.draw_counts),
             "won_counts": list(self.won_counts),
-            "won": cards(self.won),
-            "centre": cards(self.centre),
-            "box": cards(self.box),
+            "won": _texts(self.won),
+            "centre": _texts(self.centre),
+            "box": _texts(self.box),
             "last_card": self.last_card.text if self.last_card else None,
             "round": None,
             "last_round": None,
@@ -121,7 +115,7 @@ class View:
                 "trigger": r.trigger.text,
                 "seat": r.seat,
                 "laid": list(r.laid),
-                "mine": cards(r.mine),
+                "mine": _texts(r.mine),
                 "done": r.done,
             }
         if self.last_round:
@@ -130,15 +124,15 @@ class View:
                 "trigger": lr.trigger.text,
                 "seat": lr.seat,
                 "allowed": list(lr.allowed),
-                "slaps": pairs(lr.slaps),
-                "won": pairs(lr.won),
-                "penalties": pairs(lr.penalties),
+                "slaps": _pairs(lr.slaps),
+                "won": _pairs(lr.won),
+                "penalties": _pairs(lr.penalties),
             }
         if self.revealed_draw is not None and self.revealed_won is not None:
-            out["revealed_draw"] = [cards(p) for p in self.revealed_draw]
-            out["revealed_won"] = [cards(p) for p in self.revealed_won]
+            out["revealed_draw"] = [_texts(p) for p in self.revealed_draw]
+            out["revealed_won"] = [_texts(p) for p in self.revealed_won]
         if self.revealed_removed is not None:
-            out["revealed_removed"] = cards(self.revealed_removed)
+            out["revealed_removed"] = _texts(self.revealed_removed)
         return out
 
     @classmethod
@@ -201,12 +195,8 @@ def view_json(game: Game, seat: int | None) -> dict[str, Any]:
     r = game.round
     open_round = None
     if r is not None:
-        laid = [0] * game.rules.seats
-        mine = []
-        for s in r.slaps:
-            laid[s.seat] += 1
-            if s.seat == seat:
-                mine.append(s.card.text)
+        laid = [r.laid_by.get(s, 0) for s in range(game.rules.seats)]
+        mine = _texts(r.hands_of(seat)) if seat is not None else []
         open_round = {"trigger": r.trigger.text, "seat": r.seat, "laid": laid, "mine": mine,
                       "done": seat in r.done}  # fmt: skip
     last_round = None
@@ -217,7 +207,7 @@ def view_json(game: Game, seat: int | None) -> dict[str, Any]:
                 "trigger": lr.trigger.text,
                 "seat": lr.seat,
                 "allowed": colour_letters(lr.allowed),
-                "slaps": [{"seat": x.seat, "card": x.card.text} for x in lr.slaps],
+                "slaps": _pairs((x.seat, x.card) for x in lr.slaps),
                 "won": _pairs(lr.won),
                 "penalties": _pairs(lr.penalties),
             }
@@ -257,13 +247,10 @@ def view(game: Game, seat: int | None) -> View:
     r = game.round
     open_round = None
     if r is not None:
-        laid = [0] * n
-        for s in r.slaps:
-            laid[s.seat] += 1
         open_round = OpenRoundView(
             r.trigger,
             r.seat,
-            tuple(laid),
+            tuple(r.laid_by.get(s, 0) for s in range(n)),
             tuple(r.hands_of(seat)) if seat is not None else (),
             seat in r.done,
         )

@@ -147,9 +147,7 @@ class Link:
             # Its ping is nearly due and the last was answered: it goes now, first, so that
             # the client's answer waits for nothing that came with it.
             self.pinged_early = True
-            ping_id = next_ping_id()
-            self.pings[ping_id] = self.clock()
-            frames.insert(0, ping_frame(ping_id))
+            frames.insert(0, self._new_ping())
         data = frames[0] if len(frames) == 1 else b"".join(frames)
         frames.clear()
         self.transport.write(data)
@@ -204,15 +202,20 @@ class Link:
 
     # -- pings -----------------------------------------------------------------------------
 
-    def ping(self, ping_id: int) -> None:
-        """Send ping ``ping_id`` (unpredictable: no pong can be sent before its ping arrived,
-        so a round trip can be made to look longer than it is, never shorter); drop the
-        link instead when too many went unanswered."""
+    def ping(self) -> None:
+        """Send a ping; drop the link instead when too many went unanswered."""
         if len(self.pings) >= self.limits.max_missed_pings:
             self.drop(CLOSE_TIMEOUT, "no_pong", "pings went unanswered")
             return
+        self.send(self._new_ping())
+
+    def _new_ping(self) -> bytes:
+        """A new ping's frame, its sending time kept. Its id is unpredictable: no pong can
+        be sent before its ping arrived, so a round trip can be made to look longer than it
+        is, never shorter."""
+        ping_id = next_ping_id()
         self.pings[ping_id] = self.clock()
-        self.send(ping_frame(ping_id))
+        return text_frame(b'{"type":"ping","id":%d}' % ping_id)
 
     def pong(self, ping_id: int) -> float | None:
         """The round-trip time (ms) of ping ``ping_id``; None for an unknown id. Answering
@@ -239,6 +242,7 @@ class Pinger:
 
     def __init__(self, every_s: float = PING_EVERY_S, slots: int = 10) -> None:
         self.every_s = every_s
+        self.every_ms = every_s * 1000
         self.slots: list[dict[int, Link]] = [{} for _ in range(slots)]
         self.at = 0  # the slot the next tick serves
         self.timer: asyncio.TimerHandle | None = None
@@ -246,8 +250,8 @@ class Pinger:
     def add(self, link: Link) -> None:
         # Last in the round: its next ping comes a whole period after this first one.
         self.slots[self.at - 1][link.id] = link
-        link.ping_due = link.clock() + self.every_s * 1000
-        link.ping(next_ping_id())
+        link.ping_due = link.clock() + self.every_ms
+        link.ping()
         if self.timer is None:
             self.timer = asyncio.get_running_loop().call_later(self._step(), self._tick)
 
@@ -264,12 +268,12 @@ class Pinger:
         self.at = (self.at + 1) % len(self.slots)
         if slot:
             for link in list(slot.values()):
-                link.ping_due = link.clock() + self.every_s * 1000
+                link.ping_due = link.clock() + self.every_ms
                 if link.pinged_early:  # its ping of this period rode with other frames
                     link.pinged_early = False
                     continue
                 try:
-                    link.ping(next_ping_id())
+                    link.ping()
                 except Exception:  # one socket's failure must not keep the others' pings
                     log.exception("pinging connection %d failed", link.id)
         if any(self.slots):
@@ -310,11 +314,6 @@ def next_ping_id() -> int:
     if not _ping_pool:
         _ping_pool.extend(ping_ids(256))
     return _ping_pool.pop()
-
-
-def ping_frame(ping_id: int) -> bytes:
-    """The frame of ``ping`` ``ping_id``."""
-    return text_frame(b'{"type":"ping","id":%d}' % ping_id)
 
 
 class Session:
