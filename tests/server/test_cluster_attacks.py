@@ -29,6 +29,7 @@ from flyswat import protocol as p
 from flyswat.server.cluster import Cluster
 from flyswat.server.store import Store
 from flyswat.table.core import Table
+from flyswat.table.events import Joined
 from flyswat.table.io import Join, Sources
 from harness.server import Serve, free_ports, until_health
 
@@ -79,7 +80,8 @@ def test_a_commit_writes_only_the_tables_its_node_owns(any_db: str) -> None:
 
 def test_a_node_that_lost_its_table_mid_commit_cannot_write_behind_the_adopter(any_db: str) -> None:
     """Attacks the fence: an adoption that commits between the owner's fence check and its
-    insert (a VM paused mid-commit) must not leave events the adopter never loaded."""
+    insert (a VM paused mid-commit) must not leave events the adopter never loaded. (A
+    commit that creates a table is a transaction of several statements on either store.)"""
     a, b = Store(any_db, node="a"), Store(any_db, node="b")
     try:
         options = p.TableOptions(seats=3, **FAST)
@@ -87,6 +89,7 @@ def test_a_node_that_lost_its_table_mid_commit_cannot_write_behind_the_adopter(a
         assert a.write_batch([("FENCE1", created.events)]) == set()
         joined = table.handle(Join("Bruno"), 1.0)
         assert joined.events
+        _, other = Table.create("FENCE2", options, "Eve", Sources(), 1.0)
         adopter = Cluster(b.engine, "b", "http://127.0.0.1:1")
         loaded: list[int] = []
 
@@ -104,7 +107,7 @@ def test_a_node_that_lost_its_table_mid_commit_cannot_write_behind_the_adopter(a
             return fenced
 
         a._fenced = paused_between
-        refused = a.write_batch([("FENCE1", joined.events)])
+        refused = a.write_batch([("FENCE1", joined.events), ("FENCE2", other.events)])
         deadline = time.monotonic() + 10
         while not loaded and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -115,6 +118,71 @@ def test_a_node_that_lost_its_table_mid_commit_cannot_write_behind_the_adopter(a
             f"a wrote {len(joined.events)} event(s) after b adopted and loaded the table "
             f"({loaded[0]} events loaded, {stored} stored): b runs a table without them"
         )
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_commit_of_plain_events_reads_the_fence_only_once_the_adopter_has_committed(
+    any_db: str,
+) -> None:
+    """Attacks the one-statement commit of plain events (SQLite: the fence inside the
+    ``INSERT``): an adoption holding the write lock while the owner commits. The owner's
+    statement waits for it, then sees it: its events are refused, and the adopter's table is
+    as it loaded it."""
+    a, b = Store(any_db, node="a"), Store(any_db, node="b")
+    try:
+        options = p.TableOptions(seats=3, **FAST)
+        table, created = Table.create("FENCE3", options, "Ana", Sources(), 0.0)
+        assert a.write_batch([("FENCE3", created.events)]) == set()
+        joined = table.handle(Join("Bruno"), 1.0).events
+        assert joined
+        adopting, adopted = threading.Event(), threading.Event()
+
+        def adopt() -> None:  # node b's adoption, its transaction held open a while
+            with b.engine.begin() as conn:
+                conn.exec_driver_sql(
+                    "UPDATE flyswat_owners SET node = 'b' WHERE code = 'FENCE3'"
+                )  # the write lock (SQLite), the row's (PostgreSQL)
+                adopting.set()
+                time.sleep(0.5)
+            adopted.set()
+
+        other = threading.Thread(target=adopt, daemon=True)
+        other.start()
+        assert adopting.wait(5)
+        assert a.write_batch([("FENCE3", joined)]) == {"FENCE3"}
+        assert adopted.is_set(), "the owner's commit did not wait for the adoption's"
+        other.join(5)
+        assert len(b.load("FENCE3")) == len(created.events)
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_commit_of_plain_events_keeps_their_order_and_tells_which_tables_it_refused(
+    any_db: str,
+) -> None:
+    """Many tables' plain events in one commit, one of them adopted before it: the others'
+    rows are stored in the order given, the adopted one's not at all."""
+    a, b = Store(any_db, node="a"), Store(any_db, node="b")
+    try:
+        options = p.TableOptions(seats=4, **FAST)
+        tables = {}
+        for i in range(5):
+            code = f"ORDER{i}"
+            tables[code], made = Table.create(code, options, "Ana", Sources(), 0.0)
+            assert a.write_batch([(code, made.events)]) == set()
+        assert Cluster(b.engine, "b", "http://127.0.0.1:1").adopt("ORDER2", dead=["a"])
+        batch = []
+        for name in ("Bruno", "Caio", "Duda"):  # interleaved: a table's rows not together
+            for code, t in tables.items():
+                batch.append((code, t.handle(Join(name), 1.0).events))
+        assert all(isinstance(e, Joined) for _, events in batch for e in events)
+        assert a.write_batch(batch) == {"ORDER2"}
+        for code in tables:
+            names = [e.name for e in a.load(code) if isinstance(e, Joined)]
+            assert names == ["Ana"] + ([] if code == "ORDER2" else ["Bruno", "Caio", "Duda"])
     finally:
         a.close()
         b.close()

@@ -206,6 +206,9 @@ class Store:
             with self.engine.connect() as own:
                 return self.write_batch(batch, own)
         at = now_iso()
+        alone = _insert_alone(conn, batch, at, self.node)
+        if alone is not None:
+            return alone
         with conn.begin():
             if self.node is not None:
                 write_lock(conn)  # the fence holds until the commit
@@ -374,6 +377,74 @@ def insert_rows(conn: Connection, table: str, columns: Sequence[str],
         for i in range(0, len(rows), ROWS_A_STATEMENT):
             chunk = rows[i : i + ROWS_A_STATEMENT]
             cur.execute(head + ", ".join(one for _ in chunk), [v for row in chunk for v in row])
+
+
+def _insert_alone(
+    conn: Connection, batch: Sequence[tuple[str, Sequence[Event]]], at: str, node: str | None
+) -> set[str] | None:
+    """SQLite: store a batch of plain events (no table created, no state changed, no game's
+    end) as one statement that is its own transaction, the write fence in it (a row is
+    written only if ``node`` owns its table), and return the fenced tables' codes; None
+    (nothing done) for any other batch or store.
+
+    A commit is then one call into SQLite where it was four (the write lock, the fence's
+    query, the ``INSERT``, the ``COMMIT``): each is a wait for the interpreter's lock, which
+    a busy event loop hands back only every few ms (docs/BENCHMARKS.md, *One statement a
+    commit*). All of its rows or none, as a transaction's; the statement takes the write
+    lock at its start, so the fence it reads still holds when it writes."""
+    if conn.dialect.name != "sqlite" or conn.in_transaction():
+        return None
+    rows: list[Any] = []
+    for code, evs in batch:
+        if not evs:
+            return None
+        for e in evs:
+            if isinstance(e, _STATEFUL):
+                return None
+            rows.extend((code, e.kind, e.model_dump_json(exclude={"kind"}), at, len(rows)))
+    count = len(rows) // 5
+    if count > ROWS_A_STATEMENT:
+        return None
+    dbapi: Any = conn.connection.dbapi_connection
+    if dbapi is None or dbapi.in_transaction:
+        return None
+    values = ", ".join("(?, ?, ?, ?, ?)" for _ in range(count))
+    fence = "" if node is None else (
+        " WHERE EXISTS (SELECT 1 FROM flyswat_owners WHERE code = column1 AND node = ?)"
+    )  # fmt: skip
+    sql = (f"INSERT INTO {events.name} (code, kind, data, at) SELECT column1, column2, column3,"
+           f" column4 FROM (VALUES {values}){fence} ORDER BY column5")  # fmt: skip
+    level = dbapi.isolation_level
+    dbapi.isolation_level = None  # the driver begins no transaction: the statement is one
+    cur = dbapi.cursor()
+    try:
+        deadline = time.monotonic() + LOCK_WAIT_S
+        while True:
+            try:
+                cur.execute(sql, rows if node is None else [*rows, node])
+                break
+            except sqlite3.OperationalError as e:  # another process's writer holds the lock
+                if "locked" not in str(e) or time.monotonic() > deadline:
+                    raise
+                time.sleep(LOCK_POLL_S)
+        written, last = cur.rowcount, cur.lastrowid
+        codes = {code for code, _ in batch}
+        if written == count:
+            return set()
+        if written <= 0:
+            return codes
+        # Some tables are another node's now: which were written (this statement's rows
+        # have the ids up to its last, one after another: it held the write lock).
+        cur.execute(f"SELECT json_group_array(DISTINCT code) FROM {events.name} "
+                    "WHERE id BETWEEN ? AND ?", [last - written + 1, last])  # fmt: skip
+        return codes - set(json.loads(cur.fetchone()[0]))
+    finally:
+        cur.close()
+        dbapi.isolation_level = level
+
+
+#: Events that change a table's state or rows beside the log (:meth:`Store._append`).
+_STATEFUL = (ev.Created, ev.Started, ev.Expired, ev.Over)
 
 
 def set_states(conn: Connection, states: Mapping[str, str]) -> None:
