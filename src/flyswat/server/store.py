@@ -382,17 +382,20 @@ def insert_rows(conn: Connection, table: str, columns: Sequence[str],
 def _insert_alone(
     conn: Connection, batch: Sequence[tuple[str, Sequence[Event]]], at: str, node: str | None
 ) -> set[str] | None:
-    """SQLite: store a batch of plain events (no table created, no state changed, no game's
-    end) as one statement that is its own transaction, the write fence in it (a row is
-    written only if ``node`` owns its table), and return the fenced tables' codes; None
-    (nothing done) for any other batch or store.
+    """Store a batch of plain events (no table created, no state changed, no game's end) as
+    one statement that is its own transaction, the write fence in it (a row is written only
+    if ``node`` owns its table), and return the fenced tables' codes; None (nothing done)
+    for any other batch.
 
-    A commit is then one call into SQLite where it was four (the write lock, the fence's
-    query, the ``INSERT``, the ``COMMIT``): each is a wait for the interpreter's lock, which
-    a busy event loop hands back only every few ms (docs/BENCHMARKS.md, *One statement a
-    commit*). All of its rows or none, as a transaction's; the statement takes the write
-    lock at its start, so the fence it reads still holds when it writes."""
-    if conn.dialect.name != "sqlite" or conn.in_transaction():
+    A commit is then one call into the database where it was four (the write lock or the
+    transaction's start, the fence's query, the ``INSERT``, the ``COMMIT``): each is a wait
+    for the interpreter's lock, which a busy event loop hands back only every few ms
+    (docs/BENCHMARKS.md, *One statement a commit*), and on PostgreSQL a round trip. All of
+    its rows or none, as a transaction's. The fence holds as in a transaction: SQLite's
+    statement takes the write lock at its start; PostgreSQL's reads each owner row ``FOR
+    SHARE`` (an adoption's ``UPDATE`` of it waits for this statement, or this statement
+    for the adoption, and then reads its new owner)."""
+    if conn.in_transaction():
         return None
     rows: list[Any] = []
     for code, evs in batch:
@@ -403,11 +406,20 @@ def _insert_alone(
                 return None
             rows.extend((code, e.kind, e.model_dump_json(exclude={"kind"}), at, len(rows)))
     count = len(rows) // 5
-    if count > ROWS_A_STATEMENT:
-        return None
     dbapi: Any = conn.connection.dbapi_connection
-    if dbapi is None or dbapi.in_transaction:
+    if count > ROWS_A_STATEMENT or dbapi is None:
         return None
+    codes = {code for code, _ in batch}
+    if conn.dialect.name == "sqlite":
+        return None if dbapi.in_transaction else _insert_alone_sqlite(dbapi, rows, node, codes)
+    if dbapi.info.transaction_status != 0:  # psycopg: not idle
+        return None
+    return _insert_alone_postgresql(dbapi, rows, node, codes)
+
+
+def _insert_alone_sqlite(dbapi: Any, rows: list[Any], node: str | None,
+                         codes: set[str]) -> set[str]:  # fmt: skip
+    count = len(rows) // 5
     values = ", ".join("(?, ?, ?, ?, ?)" for _ in range(count))
     fence = "" if node is None else (
         " WHERE EXISTS (SELECT 1 FROM flyswat_owners WHERE code = column1 AND node = ?)"
@@ -428,7 +440,6 @@ def _insert_alone(
                     raise
                 time.sleep(LOCK_POLL_S)
         written, last = cur.rowcount, cur.lastrowid
-        codes = {code for code, _ in batch}
         if written == count:
             return set()
         if written <= 0:
@@ -441,6 +452,25 @@ def _insert_alone(
     finally:
         cur.close()
         dbapi.isolation_level = level
+
+
+def _insert_alone_postgresql(dbapi: Any, rows: list[Any], node: str | None,
+                             codes: set[str]) -> set[str]:  # fmt: skip
+    values = ", ".join("(%s, %s, %s, %s, %s::int)" for _ in range(len(rows) // 5))
+    fence = "" if node is None else (
+        " WHERE EXISTS (SELECT 1 FROM flyswat_owners o WHERE o.code = v.code AND o.node = %s"
+        " FOR SHARE)"
+    )  # fmt: skip
+    sql = (f"INSERT INTO {events.name} (code, kind, data, at) SELECT v.code, v.kind, v.data,"
+           f" v.at FROM (VALUES {values}) AS v (code, kind, data, at, n){fence} ORDER BY v.n"
+           " RETURNING code")  # fmt: skip
+    dbapi.autocommit = True  # the statement is its own transaction
+    try:
+        with dbapi.cursor() as cur:
+            cur.execute(sql, rows if node is None else [*rows, node])
+            return codes - {row[0] for row in cur.fetchall()}
+    finally:
+        dbapi.autocommit = False
 
 
 #: Events that change a table's state or rows beside the log (:meth:`Store._append`).
