@@ -2,9 +2,13 @@
 ``done`` events over 500 tables, written as the writer writes them (one transaction each,
 the write lock and the ownership fence included), timed with ``time.thread_time``; with
 ``--ends``, each commit one game's end instead (its ``over``: the record of a game of four
-``hard`` bots at Play now's length, the game's row, its players' rows).
+``hard`` bots at Play now's length, the game's row, its players' rows). With ``--busy``, a
+second thread runs Python all the while, as a busy event loop does, and each commit's wall
+time and its thread's voluntary context switches (Linux: its waits, mostly for the
+interpreter's lock, which the busy thread hands back only every switch interval) are told.
 
     uv run python bench/writer_commit.py --batch 1
+    uv run python bench/writer_commit.py --batch 8 --commits 200 --busy
     uv run python bench/writer_commit.py --batch 3 --commits 5000
     uv run python bench/writer_commit.py --ends --commits 500
 """
@@ -14,6 +18,7 @@ from __future__ import annotations
 import argparse
 import random
 import tempfile
+import threading
 import time
 
 from flyswat import protocol as p
@@ -27,7 +32,12 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=3, help="events a commit")
     parser.add_argument("--commits", type=int, default=2000)
     parser.add_argument("--ends", action="store_true", help="a game's end a commit")
+    parser.add_argument("--busy", action="store_true",
+                        help="commit on a thread beside one that runs Python")  # fmt: skip
     args = parser.parse_args()
+    if args.busy:
+        busy(args)
+        return
     store = Store(f"sqlite:///{tempfile.mkdtemp()}/writer.db", node="n1")
     codes = [f"T{i:05d}" for i in range(500)]
     rng = random.Random(1)
@@ -50,6 +60,53 @@ def main() -> None:
     what = "a game's end" if args.ends else f"{args.batch} events"
     print(f"commits of {what}: {cpu / args.commits * 1e6:.0f} µs of CPU a commit, "
           f"{wall / args.commits * 1e6:.0f} µs of wall time")  # fmt: skip
+
+
+def waits() -> int:
+    """This thread's voluntary context switches so far (Linux)."""
+    with open(f"/proc/self/task/{threading.get_native_id()}/status") as f:
+        return int(f.read().split("voluntary_ctxt_switches:")[1].split()[0])
+
+
+def busy(args: argparse.Namespace) -> None:
+    """``--busy``: the commits on a thread of their own, as the writer's, a commit every 3
+    ms, beside a thread that runs Python all the while."""
+    out: dict[str, float] = {}
+    running = True
+
+    def spin() -> None:
+        n = 0
+        while running:
+            n += 1
+
+    def write() -> None:
+        store = Store(f"sqlite:///{tempfile.mkdtemp()}/writer.db", node="n1")
+        codes = [f"T{i:05d}" for i in range(500)]
+        rng = random.Random(1)
+        with store.engine.connect() as conn:
+            poll_for_lock(conn)
+            for code in codes:
+                created = [ev.Created(options=p.TableOptions(seats=4), host=0)]
+                store.write_batch([(code, created)], conn)
+            first, wall = waits(), time.perf_counter()
+            for _ in range(args.commits):
+                time.sleep(0.003)
+                batch = [(rng.choice(codes), [ev.SaidDone(seat=1, turn=3)])
+                         for _ in range(args.batch)]  # fmt: skip
+                store.write_batch(batch, conn)
+            out["wall"] = time.perf_counter() - wall - 0.003 * args.commits
+            out["waits"] = waits() - first
+
+    spinner = threading.Thread(target=spin)
+    spinner.start()
+    writer = threading.Thread(target=write)
+    writer.start()
+    writer.join()
+    running = False
+    spinner.join()
+    print(f"commits of {args.batch} events beside a busy thread: "
+          f"{out['wall'] / args.commits * 1e3:.1f} ms of wall time a commit (its 3-ms pause "
+          f"apart), {out['waits'] / args.commits:.1f} waits a commit")  # fmt: skip
 
 
 if __name__ == "__main__":
