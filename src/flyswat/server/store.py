@@ -470,7 +470,8 @@ def _insert_alone_postgresql(dbapi: Any, rows: list[Any], node: str | None,
             cur.execute(sql, rows if node is None else [*rows, node])
             return codes - {row[0] for row in cur.fetchall()}
     finally:
-        dbapi.autocommit = False
+        with contextlib.suppress(Exception):  # a connection lost: the statement's error tells
+            dbapi.autocommit = False
 
 
 #: Events that change a table's state or rows beside the log (:meth:`Store._append`).
