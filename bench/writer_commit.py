@@ -38,13 +38,10 @@ def main() -> None:
     if args.busy:
         busy(args)
         return
-    store = Store(f"sqlite:///{tempfile.mkdtemp()}/writer.db", node="n1")
-    codes = [f"T{i:05d}" for i in range(500)]
+    store, codes = stored_tables()
     rng = random.Random(1)
     with store.engine.connect() as conn:
         poll_for_lock(conn)
-        for code in codes:
-            store.write_batch([(code, [ev.Created(options=p.TableOptions(seats=4), host=0)])], conn)
         if args.ends:
             record = one_record()
             batches = [[(codes[i % len(codes)], [ev.Over(
@@ -60,6 +57,15 @@ def main() -> None:
     what = "a game's end" if args.ends else f"{args.batch} events"
     print(f"commits of {what}: {cpu / args.commits * 1e6:.0f} µs of CPU a commit, "
           f"{wall / args.commits * 1e6:.0f} µs of wall time")  # fmt: skip
+
+
+def stored_tables() -> tuple[Store, list[str]]:
+    """A node's store on a new SQLite file, with 500 tables created in it."""
+    store = Store(f"sqlite:///{tempfile.mkdtemp()}/writer.db", node="n1")
+    codes = [f"T{i:05d}" for i in range(500)]
+    for code in codes:
+        store.write_batch([(code, [ev.Created(options=p.TableOptions(seats=4), host=0)])])
+    return store, codes
 
 
 def waits() -> int:
@@ -80,14 +86,10 @@ def busy(args: argparse.Namespace) -> None:
             n += 1
 
     def write() -> None:
-        store = Store(f"sqlite:///{tempfile.mkdtemp()}/writer.db", node="n1")
-        codes = [f"T{i:05d}" for i in range(500)]
+        store, codes = stored_tables()
         rng = random.Random(1)
         with store.engine.connect() as conn:
             poll_for_lock(conn)
-            for code in codes:
-                created = [ev.Created(options=p.TableOptions(seats=4), host=0)]
-                store.write_batch([(code, created)], conn)
             first, wall = waits(), time.perf_counter()
             for _ in range(args.commits):
                 time.sleep(0.003)
