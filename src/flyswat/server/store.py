@@ -17,7 +17,7 @@ import contextlib
 import json
 import sqlite3
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -250,7 +250,7 @@ class Store:
             if isinstance(e, ev.Started | ev.Expired):
                 states[code] = "playing" if isinstance(e, ev.Started) else "expired"
             if not isinstance(e, ev.Over):  # the common case: its JSON made in one step
-                rows.append((code, e.kind, e.model_dump_json(exclude={"kind"}), at))
+                rows.append(event_row(code, e, at))
                 continue
             states[code] = "over"
             record = e.record_dict()  # parsed here, on the writer's thread, for this commit
@@ -379,6 +379,11 @@ def insert_rows(conn: Connection, table: str, columns: Sequence[str],
             cur.execute(head + ", ".join(one for _ in chunk), [v for row in chunk for v in row])
 
 
+def event_row(code: str, e: Event, at: str) -> tuple[str, str, str, str]:
+    """The log's row of table ``code``'s event ``e``: its JSON made in one step."""
+    return (code, e.kind, e.model_dump_json(exclude={"kind"}), at)
+
+
 def _insert_alone(
     conn: Connection, batch: Sequence[tuple[str, Sequence[Event]]], at: str, node: str | None
 ) -> set[str] | None:
@@ -395,20 +400,16 @@ def _insert_alone(
     statement takes the write lock at its start; PostgreSQL's reads each owner row ``FOR
     SHARE`` (an adoption's ``UPDATE`` of it waits for this statement, or this statement
     for the adoption, and then reads its new owner)."""
-    if conn.in_transaction():
+    if conn.in_transaction() or any(
+        not evs or any(isinstance(e, _STATEFUL) for e in evs) for _, evs in batch
+    ):
         return None
-    rows: list[Any] = []
-    for code, evs in batch:
-        if not evs:
-            return None
-        for e in evs:
-            if isinstance(e, _STATEFUL):
-                return None
-            rows.extend((code, e.kind, e.model_dump_json(exclude={"kind"}), at, len(rows)))
-    count = len(rows) // 5
+    plain = [(code, e) for code, evs in batch for e in evs]
     dbapi: Any = conn.connection.dbapi_connection
-    if count > ROWS_A_STATEMENT or dbapi is None:
+    if len(plain) > ROWS_A_STATEMENT or dbapi is None:
         return None
+    # Each row with its place, which orders the statement's rows as given.
+    rows = [v for i, (code, e) in enumerate(plain) for v in (*event_row(code, e, at), i)]
     codes = {code for code, _ in batch}
     if conn.dialect.name == "sqlite":
         return None if dbapi.in_transaction else _insert_alone_sqlite(dbapi, rows, node, codes)
@@ -430,15 +431,7 @@ def _insert_alone_sqlite(dbapi: Any, rows: list[Any], node: str | None,
     dbapi.isolation_level = None  # the driver begins no transaction: the statement is one
     cur = dbapi.cursor()
     try:
-        deadline = time.monotonic() + LOCK_WAIT_S
-        while True:
-            try:
-                cur.execute(sql, rows if node is None else [*rows, node])
-                break
-            except sqlite3.OperationalError as e:  # another process's writer holds the lock
-                if "locked" not in str(e) or time.monotonic() > deadline:
-                    raise
-                time.sleep(LOCK_POLL_S)
+        until_unlocked(lambda: cur.execute(sql, rows if node is None else [*rows, node]))
         written, last = cur.rowcount, cur.lastrowid
         if written == count:
             return set()
@@ -506,22 +499,29 @@ def write_lock(conn: Connection) -> None:
     dbapi: Any = conn.connection.dbapi_connection
     if dbapi is None or dbapi.in_transaction:
         return
-    deadline = time.monotonic() + LOCK_WAIT_S
     polling = conn.info.get(POLLING, False)  # a connection kept without a busy timeout
     if not polling:
         dbapi.execute("PRAGMA busy_timeout=0")
     try:
-        while True:
-            try:
-                dbapi.execute("BEGIN IMMEDIATE")
-                return
-            except sqlite3.OperationalError as e:
-                if "locked" not in str(e) or time.monotonic() > deadline:
-                    raise
-                time.sleep(LOCK_POLL_S)
+        until_unlocked(lambda: dbapi.execute("BEGIN IMMEDIATE"))
     finally:
         if not polling:
             dbapi.execute(f"PRAGMA busy_timeout={round(LOCK_WAIT_S * 1000)}")
+
+
+def until_unlocked(statement: Callable[[], Any]) -> None:
+    """Run a SQLite ``statement`` that takes the write lock, again every :data:`LOCK_POLL_S`
+    while another process's writer holds it, for up to :data:`LOCK_WAIT_S` (the sleep
+    releases the GIL)."""
+    deadline = time.monotonic() + LOCK_WAIT_S
+    while True:
+        try:
+            statement()
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(LOCK_POLL_S)
 
 
 def poll_for_lock(conn: Connection) -> None:
