@@ -20,6 +20,7 @@ it plays on until its stdin closes.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import queue
@@ -69,18 +70,28 @@ def install(folder: Path, timeout: float = 600) -> str:
         if shutil.which(tool) is None:
             raise AnchorUnavailable(f"{tool} is not on the PATH: the anchor needs Node")
     want = pinned(folder)
-    if installed(folder) != want:
-        cmd = ["npm", "install", "--legacy-peer-deps", "--no-package-lock", "--no-audit",
-               "--no-fund", "--no-save", *(f"{n}@{v}" for n, v in want.items())]  # fmt: skip
-        try:
-            done = subprocess.run(cmd, cwd=folder, capture_output=True, text=True,
-                                  timeout=timeout)  # fmt: skip
-        except subprocess.TimeoutExpired as e:
-            raise AnchorUnavailable(f"npm install took over {timeout:g} s") from e
-        if done.returncode or installed(folder) != want:
-            tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
-            raise AnchorUnavailable("npm install failed: " + " | ".join(tail))
+    # One install at a time (test processes side by side in a fresh checkout each ask for
+    # it): npm writes a package's package.json before the rest of its files, so another
+    # process that found it there would start a half-written package.
+    with (folder / "node_modules.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if installed(folder) != want:
+            _npm_install(folder, want, timeout)
     return next(iter(want.values()))
+
+
+def _npm_install(folder: Path, want: Mapping[str, str], timeout: float) -> None:
+    """``npm install`` of the pinned packages into ``folder`` (under the lock)."""
+    cmd = ["npm", "install", "--legacy-peer-deps", "--no-package-lock", "--no-audit",
+           "--no-fund", "--no-save", *(f"{n}@{v}" for n, v in want.items())]  # fmt: skip
+    try:
+        done = subprocess.run(cmd, cwd=folder, capture_output=True, text=True,
+                              timeout=timeout)  # fmt: skip
+    except subprocess.TimeoutExpired as e:
+        raise AnchorUnavailable(f"npm install took over {timeout:g} s") from e
+    if done.returncode or installed(folder) != want:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
+        raise AnchorUnavailable("npm install failed: " + " | ".join(tail))
 
 
 class NodeServer:
