@@ -3,8 +3,9 @@
 :meth:`Executor.run` hands a command to a table with the clock's ``now`` and carries out the
 outcome in one rule: **store, then tell** — the outcome's events are committed (by the
 group-commit :class:`~flyswat.server.writer.Writer`) before any of its messages is queued. The
-tables never await, so each command is atomic on the loop. Each table has one wake-up timer
-(its :attr:`~flyswat.table.core.Table.wake_at`), and each connection a
+tables never await, so each command is atomic on the loop. Each table has one wake-up (its
+:attr:`~flyswat.table.core.Table.wake_at`), all of them under one timer of the loop's, and each
+connection a
 :class:`~flyswat.server.connection.Link` written once per loop turn, however many messages it
 got.
 
@@ -15,8 +16,10 @@ directory (``tables``), which it tells when a table may be finished (``idle``).
 from __future__ import annotations
 
 import asyncio
+import heapq
 import itertools
 import logging
+import math
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
@@ -77,8 +80,13 @@ class Executor:
         self._flushing = False  # a flush is planned
         self.pinger = Pinger()
         self.watch_pinger = Pinger(WATCHER_PING_EVERY_S)
-        self._timers: dict[str, asyncio.TimerHandle] = {}
-        self._wakes: dict[str, float] = {}  # the table time each timer is set for
+        #: Each table's wake-up (table time), and the same in a heap, soonest first; an
+        #: entry whose time is not its table's any more is passed over when it comes up.
+        self._wakes: dict[str, float] = {}
+        self._heap: list[tuple[float, str]] = []
+        #: The loop's one timer, for the soonest wake-up, and the table time it is set for.
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at: float | None = None
         #: Per table, its outcomes not told yet, oldest first (:meth:`carry_out`).
         self._untold: dict[str, deque[_Untold]] = {}
         #: The group-commit writer (:meth:`start`); without one, each outcome is stored on
@@ -201,22 +209,64 @@ class Executor:
                 link.close(close.code, close.reason)
 
     # -- timers ----------------------------------------------------------------------------
+    #
+    # One loop timer for every table: the soonest wake-up. A timer of the loop's own for
+    # each table, set anew whenever its deadline moved (several times a second a table:
+    # each reveal, slap and hand count), was a timer made, started, stopped and closed in
+    # the loop's C code each time — thousands a second, and a loop turn that stopped
+    # thousands of them closed them all at its end in one go (docs/BENCHMARKS.md, *One
+    # timer for every table*).
 
     def _schedule(self, table: Table) -> None:
-        wake = table.wake_at
-        if wake is not None and self._wakes.get(table.code) == wake:
-            return  # the timer already set is the one (most commands change no deadline)
-        self.cancel(table.code)
+        wake, code = table.wake_at, table.code
+        if self._wakes.get(code) == wake:
+            return  # the wake-up set is the one (most commands change no deadline)
         if wake is None:
+            self.cancel(code)
             return
-        delay = max(0.0, (wake - self.clock()) / 1000) + 0.0005
+        self._wakes[code] = wake
+        heap = self._heap
+        if len(heap) > 2 * len(self._wakes) + 1024:  # mostly passed-over entries: rebuild
+            heap[:] = [(when, c) for c, when in self._wakes.items()]
+            heapq.heapify(heap)
+        else:
+            heapq.heappush(heap, (wake, code))
+        if self._timer_at is None or wake < self._timer_at:
+            self._arm(wake)
+
+    def _arm(self, when: float) -> None:
+        """Set the loop's timer for table time ``when`` (half a ms after it: the loop's
+        timers count whole ms)."""
+        if self._timer is not None:
+            self._timer.cancel()
+        delay = max(0.0, (when - self.clock()) / 1000) + 0.0005
         loop = self._loop or asyncio.get_running_loop()
-        self._timers[table.code] = loop.call_later(delay, self._tick, table.code)
-        self._wakes[table.code] = wake
+        self._timer = loop.call_later(delay, self._fire)
+        self._timer_at = when
+
+    def _fire(self) -> None:
+        """The loop's timer: tick every table whose wake-up has come, then set the timer
+        for the next. A table's new wake-up that has come already is ticked at the next
+        turn of the loop, not in this one."""
+        self._timer = None
+        self._timer_at = -math.inf  # the ticks' new wake-ups set no timer: set below
+        heap, wakes, now = self._heap, self._wakes, self.clock()
+        due: list[str] = []
+        while heap and heap[0][0] <= now:
+            when, code = heapq.heappop(heap)
+            if wakes.get(code) == when:
+                del wakes[code]
+                due.append(code)
+        for code in due:
+            self._tick(code)
+        self._timer_at = None
+        heap, wakes = self._heap, self._wakes
+        while heap and wakes.get(heap[0][1]) != heap[0][0]:
+            heapq.heappop(heap)  # passed over
+        if heap:
+            self._arm(heap[0][0])
 
     def _tick(self, code: str) -> None:
-        self._timers.pop(code, None)
-        self._wakes.pop(code, None)
         table = self.tables.get(code)
         if table is None:
             return
@@ -227,11 +277,8 @@ class Executor:
         self.idle(table)
 
     def cancel(self, code: str) -> None:
-        """Stop table ``code``'s timer, if it has one."""
-        timer = self._timers.pop(code, None)
+        """Stop table ``code``'s timer, if it has one (its heap entry is passed over)."""
         self._wakes.pop(code, None)
-        if timer is not None:
-            timer.cancel()
 
     def drop(self, code: str) -> None:
         """Table ``code`` is not this node's any more: its timer stops, and its outcomes not
@@ -309,9 +356,10 @@ class Executor:
 
     def stop_timers(self) -> None:
         """Stop every table's timer."""
-        for timer in self._timers.values():
-            timer.cancel()
-        self._timers.clear()
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = self._timer_at = None
+        self._heap.clear()
         self._wakes.clear()
 
     def close(self) -> None:
