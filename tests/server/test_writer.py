@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from types import SimpleNamespace
@@ -23,8 +22,7 @@ from flyswat.table.io import Message, Sources
 
 
 class HeldStore(Store):
-    """A real SQLite store whose commits wait while ``hold`` is clear; ``batches``: the sizes
-    of the writer thread's commits."""
+    """A real SQLite store whose commits wait while ``hold`` is clear."""
 
     def __init__(self, url: str) -> None:
         super().__init__(url)
@@ -36,13 +34,6 @@ class HeldStore(Store):
         self.hold.wait(10)
         super().write_batch(batch, conn)
         self.batches.append(len(batch))
-
-    def try_plain(self, batch: Sequence[tuple[str, Sequence[Event]]], conn: Any) -> Any:
-        """The loop's try: while ``hold`` is clear, as if another writer held the lock (the
-        writer's thread then takes the batch, and waits)."""
-        if not self.hold.is_set():
-            return None
-        return super().try_plain(batch, conn)
 
 
 class Recorder:
@@ -83,10 +74,6 @@ class Told:
         self.done: list[Any] = []
         self.expected = expected
         self.all = asyncio.Event()
-
-    async def until(self, count: int) -> None:
-        while len(self.done) < count:
-            await asyncio.sleep(0.002)
 
     def of(self, what: Any) -> Callable[[], None]:
         def told() -> None:
@@ -147,109 +134,6 @@ async def test_games_ending_together_wait_behind_the_other_tables_a_few_a_commit
     assert store.batches[:2] == [1, 1] and sum(lane) == len(ends) + 1
     assert len(lane) >= len(ends) / ENDS_PER_COMMIT and max(lane) <= ENDS_PER_COMMIT + 1
     assert [e.kind for e in store.load("E0")][-3:] == ["done", "over", "rematch"]
-
-
-class Tries(HeldStore):
-    """A held store that also counts the loop's tries (:meth:`Store.try_plain`)."""
-
-    def __init__(self, url: str) -> None:
-        super().__init__(url)
-        self.tries: list[int] = []
-
-    def try_plain(self, batch: Sequence[tuple[str, Sequence[Event]]], conn: Any) -> Any:
-        self.tries.append(len(batch))
-        return super().try_plain(batch, conn)
-
-
-@pytest.mark.anyio
-async def test_plain_events_are_committed_on_the_loop_in_order_and_never_on_the_thread(
-    tmp_path: Any,
-) -> None:
-    store = Tries(f"sqlite:///{tmp_path / 'near.db'}")
-    try:
-        codes = [f"N{i}" for i in range(5)]
-        for code in codes:
-            store.write_batch([(code, [CREATED])])
-        store.batches.clear()
-        writer = Writer(store, asyncio.get_running_loop())
-        told = Told(40)
-        for turn in range(8):
-            for code in codes:
-                writer.submit(code, [ev.SaidDone(seat=turn % 2, turn=turn)], told.of((code, turn)))
-            await asyncio.sleep(0.001 * (turn % 3))
-        await asyncio.wait_for(told.all.wait(), 10)
-        writer.stop()
-        assert store.batches == []  # the thread committed none of them
-        assert sum(store.tries) == 40 and len(store.tries) < 40  # grouped, every few ms
-        for code in codes:
-            assert [t for c, t in told.done if c == code] == list(range(8))
-            assert [e.turn for e in store.load(code)[1:]] == list(range(8))  # type: ignore[attr-defined]
-    finally:
-        store.close()
-
-
-@pytest.mark.anyio
-async def test_a_tables_events_keep_their_order_across_the_loop_and_the_thread(
-    store: HeldStore,
-) -> None:
-    writer = Writer(store, asyncio.get_running_loop())
-    store.write_batch([("A", [CREATED])])
-    store.write_batch([("B", [CREATED])])
-    store.batches.clear()
-    told = Told(8)
-    writer.submit("A", [ev.SaidDone(seat=0, turn=1)], told.of("A done"))  # the loop's
-    writer.submit("A", [ev.SaidDone(seat=1, turn=1), ev.Over(game_id="A")], told.of("A over"))
-    writer.submit("A", [ev.RematchSet(seat=0)], told.of("A rematch"))  # behind its end
-    writer.submit("B", [ev.SaidDone(seat=0, turn=1)], told.of("B done"))
-    await asyncio.wait_for(told.until(4), 10)
-    assert sum(store.batches) == 2  # the end and what followed it; "A done" went first, alone
-    store.hold.clear()  # the thread's commits wait, and the loop's tries find the lock taken
-    writer.submit("B", [ev.SaidDone(seat=1, turn=1)], told.of("B done again"))
-    writer.submit("B", [ev.SaidDone(seat=0, turn=2)], told.of("B turn 2"))
-    writer.submit("A", [ev.RematchSet(seat=1)], told.of("A rematch again"))
-    await asyncio.sleep(0.05)
-    assert len(told.done) == 4  # held with the thread
-    store.hold.set()
-    writer.submit("B", [ev.SaidDone(seat=1, turn=2)], told.of("B turn 2 again"))
-    await asyncio.wait_for(told.all.wait(), 10)
-    writer.stop()
-    assert told.done[:3] == ["A done", "A over", "A rematch"]
-    assert [x for x in told.done if x.startswith("B")] == [
-        "B done", "B done again", "B turn 2", "B turn 2 again"
-    ]  # fmt: skip
-    assert [e.kind for e in store.load("A")] == [
-        "create", "done", "done", "over", "rematch", "rematch"
-    ]  # fmt: skip
-    assert [(e.kind, e.turn) for e in store.load("B")[1:]] == [  # type: ignore[attr-defined]
-        ("done", 1), ("done", 1), ("done", 2), ("done", 2)
-    ]  # fmt: skip
-
-
-@pytest.mark.anyio
-async def test_the_loop_never_waits_for_a_lock_another_writer_holds(tmp_path: Any) -> None:
-    path = tmp_path / "locked.db"
-    store = Store(f"sqlite:///{path}")
-    other = sqlite3.connect(path, isolation_level=None)
-    try:
-        store.write_batch([("L", [CREATED])])
-        writer = Writer(store, asyncio.get_running_loop())
-        told = Told(3)
-        other.execute("BEGIN IMMEDIATE")  # another process's writer holds the lock
-        for turn in range(3):
-            writer.submit("L", [ev.SaidDone(seat=0, turn=turn)], told.of(turn))
-        beats = 0
-        for _ in range(20):  # the loop turns meanwhile: nothing on it waits for the lock
-            await asyncio.sleep(0.005)
-            beats += 1
-        assert beats == 20 and told.done == []
-        other.execute("COMMIT")
-        await asyncio.wait_for(told.all.wait(), 10)
-        writer.stop()
-        assert told.done == [0, 1, 2]
-        assert [e.turn for e in store.load("L")[1:]] == [0, 1, 2]  # type: ignore[attr-defined]
-    finally:
-        other.close()
-        store.close()
 
 
 @pytest.mark.anyio

@@ -232,15 +232,6 @@ class Store:
             insert_rows(conn, events.name, ("code", "kind", "data", "at"), rows)
         return fenced
 
-    def try_plain(
-        self, batch: Sequence[tuple[str, Sequence[Event]]], conn: Connection
-    ) -> set[str] | None:
-        """Store a batch of plain events (:func:`plain`) as :meth:`write_batch` does, in one
-        SQLite statement tried once: the fenced tables' codes; None, having written nothing,
-        when another writer holds the database's lock (or the batch is not one statement's).
-        It never waits, so that the event loop may call it (:mod:`flyswat.server.writer`)."""
-        return _insert_alone(conn, batch, now_iso(), self.node, wait=False)
-
     def _fenced(self, conn: Connection, batch: Sequence[tuple[str, Sequence[Event]]]) -> set[str]:
         if self.node is None:
             return set()
@@ -393,20 +384,13 @@ def event_row(code: str, e: Event, at: str) -> tuple[str, str, str, str]:
     return (code, e.kind, e.model_dump_json(exclude={"kind"}), at)
 
 
-def plain(events: Sequence[Event]) -> bool:
-    """``events`` neither create a table, nor change its state, nor end a game: their
-    commit is rows of the log alone."""
-    return bool(events) and not any(isinstance(e, _STATEFUL) for e in events)
-
-
 def _insert_alone(
-    conn: Connection, batch: Sequence[tuple[str, Sequence[Event]]], at: str, node: str | None,
-    wait: bool = True,
-) -> set[str] | None:  # fmt: skip
+    conn: Connection, batch: Sequence[tuple[str, Sequence[Event]]], at: str, node: str | None
+) -> set[str] | None:
     """Store a batch of plain events (no table created, no state changed, no game's end) as
     one statement that is its own transaction, the write fence in it (a row is written only
     if ``node`` owns its table), and return the fenced tables' codes; None (nothing done)
-    for any other batch (and, if not ``wait``, when SQLite's lock is another writer's).
+    for any other batch.
 
     A commit is then one call into the database where it was four (the write lock or the
     transaction's start, the fence's query, the ``INSERT``, the ``COMMIT``): each is a wait
@@ -416,26 +400,26 @@ def _insert_alone(
     statement takes the write lock at its start; PostgreSQL's reads each owner row ``FOR
     SHARE`` (an adoption's ``UPDATE`` of it waits for this statement, or this statement
     for the adoption, and then reads its new owner)."""
-    if conn.in_transaction() or not all(plain(evs) for _, evs in batch):
+    if conn.in_transaction() or any(
+        not evs or any(isinstance(e, _STATEFUL) for e in evs) for _, evs in batch
+    ):
         return None
-    each = [(code, e) for code, evs in batch for e in evs]
+    plain = [(code, e) for code, evs in batch for e in evs]
     dbapi: Any = conn.connection.dbapi_connection
-    if len(each) > ROWS_A_STATEMENT or dbapi is None:
+    if len(plain) > ROWS_A_STATEMENT or dbapi is None:
         return None
     # Each row with its place, which orders the statement's rows as given.
-    rows = [v for i, (code, e) in enumerate(each) for v in (*event_row(code, e, at), i)]
+    rows = [v for i, (code, e) in enumerate(plain) for v in (*event_row(code, e, at), i)]
     codes = {code for code, _ in batch}
     if conn.dialect.name == "sqlite":
-        if dbapi.in_transaction:
-            return None
-        return _insert_alone_sqlite(dbapi, rows, node, codes, wait)
+        return None if dbapi.in_transaction else _insert_alone_sqlite(dbapi, rows, node, codes)
     if dbapi.info.transaction_status != 0:  # psycopg: not idle
         return None
     return _insert_alone_postgresql(dbapi, rows, node, codes)
 
 
 def _insert_alone_sqlite(dbapi: Any, rows: list[Any], node: str | None,
-                         codes: set[str], wait: bool = True) -> set[str] | None:  # fmt: skip
+                         codes: set[str]) -> set[str]:  # fmt: skip
     count = len(rows) // 5
     values = ", ".join("(?, ?, ?, ?, ?)" for _ in range(count))
     fence = "" if node is None else (
@@ -447,16 +431,7 @@ def _insert_alone_sqlite(dbapi: Any, rows: list[Any], node: str | None,
     dbapi.isolation_level = None  # the driver begins no transaction: the statement is one
     cur = dbapi.cursor()
     try:
-        params = rows if node is None else [*rows, node]
-        if wait:
-            until_unlocked(lambda: cur.execute(sql, params))
-        else:
-            try:
-                cur.execute(sql, params)
-            except sqlite3.OperationalError as e:
-                if "locked" in str(e):
-                    return None  # another writer's: the statement wrote nothing
-                raise
+        until_unlocked(lambda: cur.execute(sql, rows if node is None else [*rows, node]))
         written, last = cur.rowcount, cur.lastrowid
         if written == count:
             return set()

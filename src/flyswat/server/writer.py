@@ -14,17 +14,6 @@ commits what else came first, then :data:`ENDS_PER_COMMIT` game's end, so that w
 many tables' games end at once no table's round waits behind their bookkeeping. A table's
 later submissions follow its end in that lane (its order is kept).
 
-On SQLite, a commit of plain events (a round's hands, reveals, dones: no table made, no state
-changed, no game's end; nearly every commit of steady play) is made on the event loop itself,
-every :data:`COMMIT_EVERY_MS` as the thread's, by one statement tried once
-(:meth:`flyswat.server.store.Store.try_plain`: tens of µs, and it never waits for a lock);
-the thread takes the rest, and a plain batch whose try found the lock another writer's. A
-thread beside the loop made each commit several waits of each for the interpreter's lock,
-which uvloop lets go and takes back around every callback (docs/BENCHMARKS.md, *Plain
-commits on the loop*). A table's events are stored in order whichever path they take: a
-table with submissions on the thread not yet stored sends its next ones there too, and a
-submission for the thread first commits what the loop holds.
-
 A failed commit is retried (with a growing pause, and logged) until it succeeds or the writer
 is stopped: what was submitted is neither lost nor told early while the process lives.
 :meth:`Writer.stop` writes what is still queued, then ends the thread.
@@ -44,7 +33,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.engine import Connection
 
-from flyswat.server.store import Store, plain, poll_for_lock
+from flyswat.server.store import Store, poll_for_lock
 from flyswat.table.events import Event, Over
 
 log = logging.getLogger("flyswat.server")
@@ -170,19 +159,6 @@ class Writer:
             target=self._checkpoint, name="flyswat-checkpoint", daemon=True
         )
         self._stopped = threading.Event()
-        #: SQLite, served on a loop: plain submissions to commit on it, when the next is
-        #: due, and the connection it commits on (its lock never waited for).
-        self._near: list[_Submission] = []
-        self._near_codes: set[str] = set()
-        self._near_due: asyncio.TimerHandle | None = None
-        self._near_last = 0.0
-        self._near_conn: Connection | None = None
-        if loop is not None and store.engine.dialect.name == "sqlite":
-            self._near_conn = store.engine.connect()
-            poll_for_lock(self._near_conn)
-            _sqlite_writer(self._near_conn)
-        #: Per table, its submissions handed to the thread and not yet reported.
-        self._far: Counter[str] = Counter()
         self._thread = threading.Thread(target=self._run, name="flyswat-writer", daemon=True)
         self._thread.start()
 
@@ -190,92 +166,21 @@ class Writer:
         """Store ``events`` of table ``code``; ``done()`` runs on the loop once they are."""
         if self._stopping:
             raise RuntimeError("the store's writer has stopped")
-        item = (code, events, done)
-        if self._near_conn is not None and not self._far[code] and plain(events):
-            self._near.append(item)
-            self._near_codes.add(code)
-            if self._near_due is None:
-                assert self.loop is not None
-                pause = max(0.0, self._near_last + self.every_s - time.perf_counter())
-                self._near_due = self.loop.call_later(pause, self._commit_near)
-            return
-        if code in self._near_codes:
-            self._commit_near(later=True)  # the table's earlier events first
-        self._to_thread(item)
-
-    def _to_thread(self, item: _Submission) -> None:
-        if self.loop is not None:
-            self._far[item[0]] += 1
-        self._queue.put(item)
-
-    def _commit_near(self, later: bool = False) -> None:
-        """Commit the loop's plain submissions now (on the loop), and tell them done — in
-        this call, or with ``later`` at the loop's next turn (a command is being carried
-        out). If the lock is another writer's, the thread commits them instead."""
-        if self._near_due is not None:
-            self._near_due.cancel()
-            self._near_due = None
-        batch, self._near = self._near, []
-        self._near_codes = set()
-        if not batch or self._near_conn is None:
-            return
-        started = time.perf_counter()
-        try:
-            fenced = self.store.try_plain([(code, evs) for code, evs, _ in batch], self._near_conn)
-        except Exception:
-            log.exception("storing %d submissions on the loop failed; the writer takes them",
-                          len(batch))  # fmt: skip
-            fenced = None
-        if fenced is None:
-            for item in batch:
-                self._to_thread(item)
-            return
-        self._near_last = time.perf_counter()
-        took = self._near_last - started
-        self.stats.add(took * 1000, sum(len(e) for _, e, _ in batch))
-        if self.observe is not None:
-            self.observe(took)
-        dones = [done for code, _, done in batch if code not in fenced]
-        if later:
-            assert self.loop is not None
-            self.loop.call_soon(self._told, [], fenced, dones)
-        else:
-            self._told([], fenced, dones)
-
-    def _told(self, codes: list[str], fenced: set[str], dones: list[Callable[[], None]]) -> None:
-        """On the loop, after a commit: ``codes`` (the thread's submissions', one each) are
-        the thread's no more; the ``fenced`` tables are told; ``dones`` run, in order."""
-        far = self._far
-        for code in codes:
-            far[code] -= 1
-            if far[code] <= 0:
-                del far[code]
-        if fenced and self.fenced is not None:
-            self.fenced(fenced)
-        run_all(dones)
+        self._queue.put((code, events, done))
 
     @property
     def queued(self) -> int:
         """Submissions not yet taken for a commit."""
-        return self._queue.qsize() + len(self._near)
+        return self._queue.qsize()
 
     def stop(self, timeout: float = 10.0) -> None:
         """Write what is queued, then end the thread (its ``done`` callbacks are not run:
         the loop is shutting down)."""
         if not self._stopping:
             self._stopping = True
-            for item in self._near:  # the thread writes them (with what it has, no others
-                self._queue.put(item)  # of their tables: their order holds)
-            self._near, self._near_codes = [], set()
-            if self._near_due is not None:
-                self._near_due.cancel()
-                self._near_due = None
             self._queue.put(None)
         self._thread.join(timeout)
         self._stopped.set()
-        if self._near_conn is not None:
-            with contextlib.suppress(Exception):
-                self._near_conn.close()
         if self._checkpoints.is_alive():
             self._checkpoints.join(timeout)
 
@@ -296,8 +201,10 @@ class Writer:
         with self.store.engine.connect() as conn:  # the writer's own, for good
             if self.store.node is not None:  # its transactions begin with the write lock
                 poll_for_lock(conn)
-            if conn.dialect.name == "sqlite":
-                _sqlite_writer(conn)
+            if conn.dialect.name == "sqlite":  # its commits never copy the log back
+                conn.exec_driver_sql("PRAGMA wal_autocheckpoint=0")
+                conn.exec_driver_sql(f"PRAGMA journal_size_limit={WAL_LIMIT_BYTES}")
+                conn.commit()
                 self._checkpoints.start()
             ends = _Ends()
             while not stopping or ends.waiting:
@@ -360,24 +267,16 @@ class Writer:
             self.observe(took)
         if stopping:
             return
-        self._report(fenced, [done for code, _, done in batch if code not in fenced],
-                     [code for code, _, _ in batch])  # fmt: skip
+        self._report(fenced, [done for code, _, done in batch if code not in fenced])
 
-    def _report(self, fenced: set[str], dones: list[Callable[[], None]], codes: list[str]) -> None:
+    def _report(self, fenced: set[str], dones: list[Callable[[], None]]) -> None:
         """Tell the loop what a commit did: the ``fenced`` tables' events were refused, and
-        ``dones`` (the stored submissions', in order) run there; ``codes``: the tables of
-        the commit's submissions."""
+        ``dones`` (the stored submissions', in order) run there."""
         assert self.loop is not None
         with contextlib.suppress(RuntimeError):  # a closed loop: nobody is left to tell
-            self.loop.call_soon_threadsafe(self._told, codes, fenced, dones)
-
-
-def _sqlite_writer(conn: Connection) -> None:
-    """A writer's connection: its commits never copy the log back (the checkpoints' thread
-    does), and the log it starts over is cut back to :data:`WAL_LIMIT_BYTES`."""
-    conn.exec_driver_sql("PRAGMA wal_autocheckpoint=0")
-    conn.exec_driver_sql(f"PRAGMA journal_size_limit={WAL_LIMIT_BYTES}")
-    conn.commit()
+            if fenced and self.fenced is not None:
+                self.loop.call_soon_threadsafe(self.fenced, fenced)
+            self.loop.call_soon_threadsafe(run_all, dones)
 
 
 def catch_up(conn: Connection, passes: int = CATCH_UP_PASSES) -> tuple[int, int]:

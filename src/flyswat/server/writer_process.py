@@ -195,7 +195,7 @@ class _ChildWriter(Writer):
     def _took(self, took: float) -> None:
         self.took = took  # reported with the commit, which follows at once
 
-    def _report(self, fenced: set[str], dones: list[Callable[[], None]], codes: list[str]) -> None:
+    def _report(self, fenced: set[str], dones: list[Callable[[], None]]) -> None:
         seqs = [cast(_Done, done).seq for done in dones]
         with contextlib.suppress(OSError):  # the node is gone: nobody is left to tell
             self.sock.sendall(_frame((seqs, fenced, self.took)))
