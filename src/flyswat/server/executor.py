@@ -140,7 +140,7 @@ class Executor:
 
     def carry_out(self, table: Table, outcome: Outcome) -> None:
         """Store the events, then (once they are committed) deliver the messages and closes;
-        set the table's timer at once. A table's outcomes are told in the order they came,
+        set the table's wake-up at once. A table's outcomes are told in the order they came,
         so one that stores nothing waits behind the ones still being stored. An outcome
         that ended a game is stored and told in two parts (:meth:`Outcome.parts`): the
         game's end waits for its own commit, the last round's result does not."""
@@ -355,7 +355,7 @@ class Executor:
                            observe=observe)  # fmt: skip
 
     def stop_timers(self) -> None:
-        """Stop every table's timer."""
+        """Forget every table's wake-up, and stop the loop's timer."""
         if self._timer is not None:
             self._timer.cancel()
         self._timer = self._timer_at = None
