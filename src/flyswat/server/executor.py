@@ -260,7 +260,6 @@ class Executor:
         for code in due:
             self._tick(code)
         self._timer_at = None
-        heap, wakes = self._heap, self._wakes
         while heap and wakes.get(heap[0][1]) != heap[0][0]:
             heapq.heappop(heap)  # passed over
         if heap:
@@ -277,7 +276,7 @@ class Executor:
         self.idle(table)
 
     def cancel(self, code: str) -> None:
-        """Stop table ``code``'s timer, if it has one (its heap entry is passed over)."""
+        """Forget table ``code``'s wake-up, if it has one (its heap entry is passed over)."""
         self._wakes.pop(code, None)
 
     def drop(self, code: str) -> None:
