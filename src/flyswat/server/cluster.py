@@ -30,6 +30,7 @@ from typing import Any
 
 import orjson
 from sqlalchemy import (
+    bindparam,
     insert,
     or_,
     select,
@@ -42,6 +43,26 @@ from flyswat.server.settings import Timings
 from flyswat.server.store import meta, nodes, owners, tables, write_lock
 
 log = logging.getLogger("flyswat.server")
+
+# The statements of every beat, made once: a statement built anew holds reference cycles (its
+# bound parameters), garbage that only a collection frees, and the collector's policy
+# (:func:`flyswat.server.serve.collect`) wants none made over and over.
+_BEAT = (
+    update(nodes)
+    .where(nodes.c.id == bindparam("node_id"))
+    .values(url=bindparam("at_url"), seen=bindparam("now"), state=bindparam("node_state"))
+)
+_ALIVE = select(nodes.c.id, nodes.c.url).where(
+    nodes.c.seen > bindparam("since"), nodes.c.state != "down"
+)
+_ORPHANS = (
+    select(tables.c.code, owners.c.node)
+    .select_from(tables.outerjoin(owners, owners.c.code == tables.c.code))
+    .where(
+        tables.c.state.in_(("lobby", "playing")),
+        or_(owners.c.node.is_(None), owners.c.node.not_in(bindparam("live", expanding=True))),
+    )
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +96,7 @@ class Shared:
         """``node`` is alive at ``url`` (``state``: up, draining, down)."""
         with self.engine.begin() as conn:
             done = conn.execute(
-                update(nodes).where(nodes.c.id == node).values(url=url, seen=now, state=state)
+                _BEAT, {"node_id": node, "at_url": url, "now": now, "node_state": state}
             )
             if done.rowcount == 0:
                 conn.execute(insert(nodes).values(id=node, url=url, seen=now, state=state))
@@ -83,11 +104,7 @@ class Shared:
     def alive(self, now: float) -> dict[str, str]:
         """The live nodes: ``{id: url}``."""
         with self.engine.connect() as conn:
-            rows = conn.execute(
-                select(nodes.c.id, nodes.c.url).where(
-                    nodes.c.seen > now - self.timings.dead_after_s, nodes.c.state != "down"
-                )
-            )
+            rows = conn.execute(_ALIVE, {"since": now - self.timings.dead_after_s})
             return {r[0]: r[1] for r in rows}
 
     def publish(self, node: str, entries: dict[str, dict[str, Any] | None], now: float) -> None:
@@ -409,14 +426,7 @@ class Cluster:
         ``(code, owner)``, oldest first."""
         live = list(alive)
         with self.engine.connect() as conn:
-            rows = conn.execute(
-                select(tables.c.code, owners.c.node)
-                .select_from(tables.outerjoin(owners, owners.c.code == tables.c.code))
-                .where(
-                    tables.c.state.in_(("lobby", "playing")),
-                    or_(owners.c.node.is_(None), owners.c.node.not_in(live)),
-                )
-            )
+            rows = conn.execute(_ORPHANS, {"live": live})
             return [(r[0], r[1]) for r in rows]
 
     def secret(self) -> str:

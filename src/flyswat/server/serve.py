@@ -24,9 +24,14 @@ from flyswat.server.transport import serve
 GC_THRESHOLD0 = 20_000
 #: Collections between two of the next generation: so many that none of the older two runs.
 NEVER = 10**9
+#: How often the young generation is collected and its survivors frozen (s): each walk is of
+#: what was made since the last and still lives, so the shorter the interval, the shorter the
+#: pause (the longest at 4,000 players 11–13 ms every second, 7–8 ms every quarter second:
+#: docs/BENCHMARKS.md, *A quarter of a second*).
+COLLECT_EVERY_S = 0.25
 
 
-async def collect(every_s: float = 1.0) -> None:
+async def collect(every_s: float = COLLECT_EVERY_S) -> None:
     """Keep the garbage collector's pauses off the players' critical path.
 
     A full collection walks every live object and holds up every table meanwhile (hundreds of
@@ -37,14 +42,15 @@ async def collect(every_s: float = 1.0) -> None:
     deallocations, and the old objects that die when many games end together pay for as many
     new ones, so the young generation held 160,000 objects at 20,000 counted, a pause of 50 ms.
 
-    So the collector walks only what was made in the last second: young collections run
+    So the collector walks only what was made since its last walk: young collections run
     every :data:`GC_THRESHOLD0` allocations as usual, the older generations never, and every
-    second a young collection frees that second's cyclic garbage and what survived it is
-    frozen out of every later walk (a list splice). Objects that die by reference count are
-    freed at once as ever, frozen or not; a cycle still alive at its freeze would stay, so
-    the server makes none that outlive a second (a finished table, a closed socket and its
-    session are freed by reference count: ``tests/server/test_heap.py``), and ``/metrics``
-    counts the live heap's blocks (``flyswat_heap_blocks``).
+    :data:`COLLECT_EVERY_S` a young collection frees the cyclic garbage made meanwhile and
+    what survived it is frozen out of every later walk (a list splice). Objects that die by
+    reference count are freed at once as ever, frozen or not; a cycle still alive at its
+    freeze would stay, so the server makes none (a finished table, a closed socket and its
+    session are freed by reference count, and so is what a node's beat makes:
+    ``tests/server/test_heap.py``), and ``/metrics`` counts the live heap's blocks
+    (``flyswat_heap_blocks``).
     """
     gc.set_threshold(GC_THRESHOLD0, NEVER, NEVER)
     while True:

@@ -105,8 +105,8 @@ class Settings:
     )  # fmt: skip
     gc: str = option(
         "tuned", "--gc",
-        "garbage collector: tuned (only the young generation collected, and every second "
-        "its survivors frozen: no collection walks the live heap; docs/BENCHMARKS.md) or "
+        "garbage collector: tuned (only the young generation collected, and every quarter of "
+        "a second its survivors frozen: no collection walks the live heap; docs/BENCHMARKS.md) or "
         "Python's own defaults",
         choices=("tuned", "python"),
     )  # fmt: skip
