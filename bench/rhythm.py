@@ -146,10 +146,18 @@ def read_from(path: Path, offset: int) -> str:
         return f.read().decode("utf-8", "replace")
 
 
+#: A stall the server's watch caught with no frame of flyswat's on the loop's thread: it looks
+#: when it gets the interpreter's lock, which the loop lets go between two callbacks — in a
+#: burst, a turn of many callbacks one after another (docs/BENCHMARKS.md, *A quarter of a
+#: second*: perf found the loop running Python through such stalls), else no core, the
+#: sockets or the lock.
+BETWEEN_CALLBACKS = "between callbacks (a long turn of them, no core, sockets or the GIL)"
+
+
 def stalls_in(text: str) -> tuple[list[float], Counter[str], Counter[str]]:
     """The stalls a server's log tells of (its lines written in the window): their lengths
     (ms); where the loop was caught in each: the innermost frame of flyswat's own code,
-    or the loop's own C code (its wait, when the process was not given a core); and how
+    or :data:`BETWEEN_CALLBACKS`; and how
     many stalls the loop's thread mostly ran through, waited for a core through, or slept
     through (:data:`PARTS`, from the kernel's count: a newer server's lines only)."""
     ends = list(_STALLED.finditer(text))
@@ -165,7 +173,7 @@ def stalls_in(text: str) -> tuple[list[float], Counter[str], Counter[str]]:
         if caught is None:
             continue
         if caught.group(1):
-            causes["the loop in C (no core, sockets or the GIL)"] += 1
+            causes[BETWEEN_CALLBACKS] += 1
             continue
         frames = _FRAME.findall(block)
         causes[f"{frames[-1][1]} ({frames[-1][0]})" if frames else "outside flyswat"] += 1

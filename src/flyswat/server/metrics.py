@@ -129,10 +129,12 @@ def watch_stalls(beat: list[float], main: int, tell_s: float, stop: threading.Ev
         told = due
         late_ms = (time.perf_counter() - due) * 1000
         if _idle(frame):  # waiting for events: the process had no core
-            stall_log.warning("the event loop is %.0f ms late, idle: the process "
-                              "was not given a core (a busy machine), or its loop was in C "
-                              "(reading or writing sockets, or waiting for the interpreter "
-                              "another thread holds)", late_ms)  # fmt: skip
+            stall_log.warning("the event loop is %.0f ms late, idle: caught between two "
+                              "callbacks — a turn of many callbacks one after another (a "
+                              "burst of messages and requests), or the process was not given "
+                              "a core (a busy machine), or its loop was in C (reading or "
+                              "writing sockets, or waiting for the interpreter another thread "
+                              "holds)", late_ms)  # fmt: skip
             continue
         stack = "".join(traceback.format_stack(frame, limit=12))
         stall_log.warning("the event loop is %.0f ms late; it is in:\n%s",
