@@ -219,8 +219,12 @@ async def test_play_now_rematch_and_both_games_on_the_profile(live: Live) -> Non
 
 
 async def _refusal(player: Player, **msg: Any) -> str:
+    """The code of the refusal of ``msg``. A player's slaps still on their way when its game
+    ended are refused ``game_over`` before or after it, as they reach the server: those are
+    passed over."""
     await player.send(**msg)
-    error = await player.expect("error")
+    while (error := await player.expect("error"))["code"] == "game_over":
+        pass
     return str(error["code"])
 
 
