@@ -191,7 +191,6 @@ def test_the_stalls_of_a_servers_log_are_read_with_where_the_loop_was() -> None:
     )
     lengths, causes, mostly = stalls_in(log)
     assert lengths == [31.0, 44.0, 60.0]
-    in_c = BETWEEN_CALLBACKS
-    assert causes == {"tick (flyswat/table/turns.py)": 1, in_c: 1}
+    assert causes == {"tick (flyswat/table/turns.py)": 1, BETWEEN_CALLBACKS: 1}
     assert mostly == {"waited for a core": 1, "ran": 1}  # the first line tells no split
     assert stalls_in("INFO: nothing stalled\n") == ([], {}, {})

@@ -131,24 +131,35 @@ async def test_the_collector_walks_only_the_young_frees_their_cycles_and_freezes
     assert freed, "a dead cycle was frozen instead of freed"
 
 
-def test_a_nodes_beat_leaves_no_cycle(tmp_path: Any) -> None:
-    """Every second a node beats, reads who is alive and looks for orphaned tables: none of
-    it may leave cycles (a statement built anew holds some, in its bound parameters), which
-    only a collection frees and a freeze meanwhile keeps for good."""
+def test_a_nodes_beats_lobby_list_and_checks_leave_no_cycle(tmp_path: Any) -> None:
+    """Every second a node beats, reads who is alive and looks for orphaned tables; every
+    half second, among several nodes, it publishes its lobby entries, and every few beats it
+    checks what it owns: none of it may leave cycles (a statement built anew holds some, in
+    its bound parameters), which only a collection frees and a freeze meanwhile keeps for
+    good."""
     from flyswat.server.cluster import Cluster
     from flyswat.server.store import Store
 
     store = Store(f"sqlite:///{tmp_path / 'beat.db'}", node="a")
     try:
         cluster = Cluster(store.engine, "a", "http://127.0.0.1:1")
-        cluster.beat()
-        cluster.orphans(cluster.peers)  # warm: the statements compiled and cached
+        assert cluster.adopt("LOBBY1")
+
+        def round_of_the_cluster() -> None:
+            cluster.beat()
+            cluster.orphans(cluster.peers)
+            cluster.shared.publish("a", {"LOBBY1": {"name": "Ana"}}, 1.0)
+            assert [x.code for x in cluster.shared.listing()] == ["LOBBY1"]
+            assert cluster.mine() == {"LOBBY1"} and cluster.mine_still("LOBBY1")
+            cluster.shared.publish("a", {"LOBBY1": None}, 2.0)
+            assert cluster.shared.listing() == []
+
+        round_of_the_cluster()  # warm: the statements compiled and cached
         with cyclic_garbage() as garbage:
             for _ in range(5):
-                cluster.beat()
-                cluster.orphans(cluster.peers)
+                round_of_the_cluster()
         kinds = sorted({f"{type(o).__module__}.{type(o).__qualname__}" for o in garbage
                         if type(o).__module__.startswith(("flyswat", "sqlalchemy"))})  # fmt: skip
-        assert kinds == [], f"five beats left cycles of {kinds}"
+        assert kinds == [], f"five rounds of the cluster left cycles of {kinds}"
     finally:
         store.close()

@@ -44,8 +44,9 @@ from flyswat.server.store import meta, nodes, owners, tables, write_lock
 
 log = logging.getLogger("flyswat.server")
 
-# The statements of every beat, made once: a statement built anew holds reference cycles (its
-# bound parameters), garbage that only a collection frees, and the collector's policy
+# The statements a node runs over and over (its beats, the lobby's list, its checks of what it
+# owns), made once: a statement built anew holds reference cycles (its bound parameters),
+# garbage that only a collection frees, and the collector's policy
 # (:func:`flyswat.server.serve.collect`) wants none made over and over.
 _BEAT = (
     update(nodes)
@@ -55,6 +56,21 @@ _BEAT = (
 _ALIVE = select(nodes.c.id, nodes.c.url).where(
     nodes.c.seen > bindparam("since"), nodes.c.state != "down"
 )
+_MINE = select(owners.c.code).where(owners.c.node == bindparam("node_id"))
+_OWNER = select(owners.c.node).where(owners.c.code == bindparam("table_code"))
+_LISTING = (
+    select(owners.c.code, owners.c.node, owners.c.listing, owners.c.listed_at)
+    .where(owners.c.listing.is_not(None))
+    .order_by(owners.c.listed_at.desc())
+)
+_LISTED = update(owners).where(
+    owners.c.code == bindparam("table_code"), owners.c.node == bindparam("node_id")
+)
+_RELIST = _LISTED.where(owners.c.listed_at.is_not(None)).values(listing=bindparam("text"))
+_LIST = _LISTED.where(owners.c.listed_at.is_(None)).values(
+    listing=bindparam("text"), listed_at=bindparam("at")
+)
+_UNLIST = _LISTED.values(listing=None, listed_at=None)
 _ORPHANS = (
     select(tables.c.code, owners.c.node)
     .select_from(tables.outerjoin(owners, owners.c.code == tables.c.code))
@@ -111,13 +127,14 @@ class Shared:
         """Put tables in the lobby's list (``info``) or take them out (``None``)."""
         with self.engine.begin() as conn:
             for code, info in entries.items():
-                text = orjson.dumps(info).decode() if info is not None else None
-                listed = {"listing": text, "listed_at": now if info is not None else None}
-                stmt = update(owners).where(owners.c.code == code, owners.c.node == node)
-                if info is not None:  # keep the first listing time: the list is newest first
-                    conn.execute(stmt.where(owners.c.listed_at.is_not(None)).values(listing=text))
-                    stmt = stmt.where(owners.c.listed_at.is_(None))
-                conn.execute(stmt.values(**listed))
+                which = {"table_code": code, "node_id": node}
+                if info is None:
+                    conn.execute(_UNLIST, which)
+                    continue
+                text = orjson.dumps(info).decode()
+                # Keep the first listing time: the list is newest first.
+                conn.execute(_RELIST, {**which, "text": text})
+                conn.execute(_LIST, {**which, "text": text, "at": now})
 
     def unlist(self, code: str) -> None:
         """Take table ``code`` out of the list, whoever listed it (it was adopted: the
@@ -126,11 +143,7 @@ class Shared:
     def listing(self) -> list[Listing]:
         """Every listed table, newest first."""
         with self.engine.connect() as conn:
-            rows = conn.execute(
-                select(owners.c.code, owners.c.node, owners.c.listing, owners.c.listed_at)
-                .where(owners.c.listing.is_not(None))
-                .order_by(owners.c.listed_at.desc())
-            )
+            rows = conn.execute(_LISTING)
             return [Listing(r[0], r[1], orjson.loads(r[2]), r[3]) for r in rows]
 
     def close(self) -> None:
@@ -361,7 +374,7 @@ class Cluster:
     def owner(self, code: str) -> Owner:
         """Who owns table ``code`` now."""
         with self.engine.connect() as conn:
-            row = conn.execute(select(owners.c.node).where(owners.c.code == code)).first()
+            row = conn.execute(_OWNER, {"table_code": code}).first()
         node = row[0] if row else None
         if node is None:
             return Owner(None, None, False)
@@ -377,7 +390,7 @@ class Cluster:
         now = self.clock()
         with self.engine.begin() as conn:
             write_lock(conn)
-            row = conn.execute(select(owners.c.node).where(owners.c.code == code)).first()
+            row = conn.execute(_OWNER, {"table_code": code}).first()
             if row is None:
                 try:
                     with conn.begin_nested():
@@ -412,13 +425,13 @@ class Cluster:
     def mine_still(self, code: str) -> bool:
         """Does this node still own table ``code``, as the store says?"""
         with self.engine.connect() as conn:
-            row = conn.execute(select(owners.c.node).where(owners.c.code == code)).first()
+            row = conn.execute(_OWNER, {"table_code": code}).first()
         return row is not None and row[0] == self.node
 
     def mine(self) -> set[str]:
         """The tables this node owns, as the store says."""
         with self.engine.connect() as conn:
-            rows = conn.execute(select(owners.c.code).where(owners.c.node == self.node))
+            rows = conn.execute(_MINE, {"node_id": self.node})
             return {r[0] for r in rows}
 
     def orphans(self, alive: Iterable[str]) -> list[tuple[str, str | None]]:

@@ -128,7 +128,7 @@ def watch_stalls(beat: list[float], main: int, tell_s: float, stop: threading.Ev
             return
         told = due
         late_ms = (time.perf_counter() - due) * 1000
-        if _idle(frame):  # waiting for events: the process had no core
+        if _idle(frame):  # between two callbacks (or waiting for events: no core)
             stall_log.warning("the event loop is %.0f ms late, idle: caught between two "
                               "callbacks — a turn of many callbacks one after another (a "
                               "burst of messages and requests), or the process was not given "
