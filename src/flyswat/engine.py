@@ -51,6 +51,8 @@ class Round:
     #: message of a round (is a seat complete?), where counting ``slaps`` walks them all.
     laid_by: dict[int, int] = field(default_factory=dict)
     done: set[int] = field(default_factory=set)
+    #: Seats done because their player dropped (:meth:`Game.away`), who may come back.
+    away: set[int] = field(default_factory=set)
     closed: bool = False
     won: list[tuple[int, Card]] = field(default_factory=list)
     penalties: list[tuple[int, Card]] = field(default_factory=list)
@@ -278,6 +280,21 @@ class Game:
         if self.round is None:
             raise IllegalActionError("no slap round is open", "no_round")
         self.round.done.add(seat)
+
+    def away(self, seat: int) -> None:
+        """``seat``'s player dropped during the round: it is not waited for, as if done."""
+        self.done(seat)
+        assert self.round is not None
+        self.round.away.add(seat)
+
+    def back(self, seat: int) -> None:
+        """``seat``'s player, done only by dropping (:meth:`away`), is back in the round and
+        may lay hands again."""
+        r = self.round
+        if r is None or seat not in r.away:
+            raise IllegalActionError("this seat did not drop out of an open round", "not_away")
+        r.away.discard(seat)
+        r.done.discard(seat)
 
     def round_complete(self) -> bool:
         """True when every seat has laid all its hands or said it is done (R21).

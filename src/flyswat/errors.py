@@ -118,7 +118,7 @@ CODES: dict[str, ErrorCode] = _codes(
     ("not_in_centre", _I, 409, True, "the card is not in the centre"),
     ("same_card", _I, 409, True, "a second hand of one seat on one card (R16)"),
     ("no_hands_left", _I, 409, True, "all the seat's hands are laid (R16)"),
-    ("done", _I, 409, True, "the seat already said it is done this round"),
+    ("done", _I, 409, True, "the seat said it is done this round, or was away from it (R21)"),
     ("too_fast", _I, 409, True, "faster than a human can react: refused"),
     ("too_late", _I, 409, True, "after the slap window (R21)"),
     # -- around the table: reactions, challenges -------------------------------------

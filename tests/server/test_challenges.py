@@ -94,3 +94,16 @@ def test_an_open_challenge_survives_a_restart(db_url: str) -> None:
         assert [c["id"] for c in _mine(live, bruno)["incoming"]] == [cid]
         accepted = live.post(f"/api/challenges/{cid}/accept", auth(bruno))
         assert accepted.status_code == 201, accepted.text
+
+
+def test_a_table_kept_for_a_player_who_does_not_exist_is_not_made(live: Live) -> None:
+    """``reserved`` names a player, or no table is made: one kept for nobody could never
+    be filled."""
+    bruno = register(live, "Bruno")
+    before = len(live.get("/api/tables").json()["tables"])
+    for nobody in ("nonexistentplayerid", "x", "a" * 200):
+        reply = live.post("/api/tables", {"name": "Ana", "public": True, "reserved": nobody})
+        assert _refused(reply) in ((404, "no_player"), (400, "malformed")), reply.text
+    assert len(live.get("/api/tables").json()["tables"]) == before
+    kept = live.post("/api/tables", {"name": "Ana", "reserved": bruno["player"]})
+    assert kept.status_code == 201, kept.text

@@ -46,7 +46,36 @@ def test_a_name_is_chosen_once_and_a_second_one_is_shown_with_a_tag(live: Live) 
     assert "secret" not in str(profile) and ana["secret"] not in str(profile)
 
 
-@pytest.mark.parametrize("name", ["Bot 2", "bot", "BOT3", "Bot Hard", "Máy 2", "Seat 1", "Platz 4"])
+def test_a_name_that_looks_like_a_taken_one_is_tagged_and_a_blank_one_refused(live: Live) -> None:
+    """Characters drawn as nothing (a variation selector), blank-looking letters (Hangul
+    fillers, the braille blank) and Cyrillic look-alikes do not make a new name: each is
+    shown with a tag beside "Zed"; a name of blanks alone is refused, for a table too."""
+    register(live, "Zed")
+    for same in ["Zed\ufe0f", "Zed\u3164", "Zed\u2800", "Z\u0435d", "Z\u0415d"]:
+        other = register(live, same)
+        assert re.fullmatch(r"Z.d\ufe0f? #[A-Z2-9]{3}", other["name"]), (same, other["name"])
+    for blank in ["\u3164", "\u2800", "\u115f\u1160", "\uffa0 \u3164"]:
+        for path in ("/api/players", "/api/tables"):
+            reply = live.post(path, {"name": blank})
+            assert (reply.status_code, reply.json()["error"]) == (400, "bad_name"), (path, blank)
+    numbered = live.post("/api/players", {"name": "Ana \u2116K7Q"})  # reads as a tag
+    assert (numbered.status_code, numbered.json()["error"]) == (400, "bad_name")
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Bot 2",
+        "bot",
+        "BOT3",
+        "Bot Hard",
+        "Máy 2",
+        "Seat 1",
+        "Platz 4",
+        "B\u043et 2",
+        "\u0412\u041e\u0422 2",
+    ],
+)
 def test_nobody_can_pose_as_a_bot_or_a_seat(live: Live, name: str) -> None:
     reply = live.post("/api/players", {"name": name})
     assert (reply.status_code, reply.json()["error"]) == (400, "bad_name")

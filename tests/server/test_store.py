@@ -106,3 +106,35 @@ def test_a_store_made_before_alembic_is_taken_up_with_its_events(tmp_path) -> No
             assert "flyswat_meta" not in inspect(conn).get_table_names()
     finally:
         store.close()
+
+
+def test_stored_name_keys_are_made_again_by_the_key_that_sees_through_look_alikes(
+    url: str,
+) -> None:
+    """Migration 0010: a name stored with a character drawn as nothing or a Cyrillic
+    look-alike gets the key a name typed now gets; one whose new key is another player's
+    keeps its old key (nobody loses a name)."""
+    import sqlalchemy as sa
+    from alembic import command
+
+    from flyswat.server.store import alembic_config
+
+    engine = sa.create_engine(engine_url(url))
+    with engine.begin() as conn:
+        command.upgrade(alembic_config(conn), "0009")
+        rows = [("p1", "Zed", "zed"), ("p2", "Z\u0435d", "z\u0435d"),
+                ("p3", "Bo\ufe0f", "bo\ufe0f"), ("p4", "Eva\u3164", "eva\u3164")]  # fmt: skip
+        for pid, name, key in rows:
+            conn.execute(
+                sa.text("INSERT INTO flyswat_players (id, name, name_key, secret_hash, created_at,"
+                        " mu, sigma) VALUES (:id, :name, :key, :h, '2026-01-01T00:00:00Z', 25, 8)"),
+                {"id": pid, "name": name, "key": key, "h": "0" * 64},
+            )  # fmt: skip
+    engine.dispose()
+    store = Store(url)
+    try:
+        with store.engine.connect() as conn:
+            keys = dict(conn.execute(sa.text("SELECT id, name_key FROM flyswat_players")).all())
+    finally:
+        store.close()
+    assert keys == {"p1": "zed", "p2": "z\u0435d", "p3": "bo", "p4": "eva"}

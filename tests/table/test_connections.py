@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from flyswat.table import context
 from flyswat.table import events as ev
-from flyswat.table.io import Join
+from flyswat.table.core import Table
+from flyswat.table.io import Join, Sources
 from flyswat.table.sessions import CLOSE_POLICY, CLOSE_REPLACED
 
 from .harness import Harness
@@ -159,3 +160,54 @@ def test_a_slow_link_whose_slaps_cross_every_round_close_is_not_closed() -> None
         h.now += 100
         h.say(carla, type="nonsense")
     assert h.closed[carla].code == CLOSE_POLICY
+
+
+def test_a_player_who_drops_mid_round_and_is_back_in_its_window_plays_on_in_it() -> None:
+    """A dropped seat is not waited for (as done), but one back while its slap window is
+    open lays hands again (PROTOCOL.md, *Reconnection and restarts*)."""
+    h = Harness(seats=3, slap_window_ms=8000)
+    h.started()
+    h.open_round()
+    turn = len(h.game.turns)
+    h.gone(2)
+    assert 1 in h.game.round.done and isinstance(h.stored[-1], ev.Away)
+    h.now += 500
+    h.say(2, type="hello", token=h.tokens[1])
+    assert isinstance(h.stored[-1], ev.Back)
+    assert h.last(2, "welcome")["view"]["round"]["done"] is False
+    h.say(2, type="slap", card=h.allowed_card().text, ms=400, turn=turn)
+    assert h.kinds(2)[-1] == "accepted" and h.game.round.hands_of(1)
+
+
+def test_a_player_back_after_its_window_stays_out_of_the_round_and_is_told_why() -> None:
+    """Back once its window has passed (the others still in theirs), a dropped seat's slaps
+    are refused ``done``, and the message says it was away, not that it said done."""
+    h = Harness(seats=3, slap_window_ms=8000, deliver=False)
+    h.started()
+    h.open_round()
+    turn = len(h.game.turns)
+    clock = h.table.clock
+    assert clock is not None
+    for seat in (0, 2):  # the others' sockets were handed the trigger later than Bruno's
+        clock.delivered(seat, h.now + 5000)
+    h.gone(2)
+    h.now += 9000  # past Bruno's window, within the others'
+    h.say(2, type="hello", token=h.tokens[1])
+    assert not any(isinstance(e, ev.Back) for e in h.stored)
+    assert h.game.round is not None and h.last(2, "welcome")["view"]["round"]["done"] is True
+    h.say(2, type="slap", card=h.allowed_card().text, ms=400, turn=turn)
+    refusal = h.last(2, "error")
+    assert refusal["code"] == "done" and "away" in refusal["message"]
+
+
+def test_a_round_with_a_player_back_is_rebuilt_the_same_from_the_store() -> None:
+    """``away`` and ``back`` are stored: the table rebuilt from its events has the seat in
+    play in the round again."""
+    h = Harness(seats=3, slap_window_ms=8000)
+    h.started()
+    h.open_round()
+    h.gone(2)
+    h.say(2, type="hello", token=h.tokens[1])
+    rebuilt, _ = Table.restore("TESTAB", h.stored, Sources.fixed(), h.now)
+    assert rebuilt.game is not None and rebuilt.game.round is not None
+    assert 1 not in rebuilt.game.round.done and 1 not in rebuilt.game.round.away

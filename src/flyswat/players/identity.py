@@ -48,17 +48,25 @@ def secret_matches(stored_hash: str | None, secret: str) -> bool:
     return stored_hash is not None and hmac.compare_digest(stored_hash, hash_secret(secret))
 
 
-def clean_name(name: str) -> str:
-    """A player's display name, its spaces collapsed; raises :class:`MalformedError`
-    ``bad_name`` when it is empty, too long, not printable, reads as a bot or a seat, or
-    holds a tag's sign (:data:`TAG_SIGNS`)."""
-    cleaned = " ".join(unicodedata.normalize("NFC", name).split())
-    if not 1 <= len(cleaned) <= MAX_NAME or not cleaned.isprintable():
+def display_name(name: str) -> str:
+    """A name as shown: its spaces collapsed, blank-looking characters taken as spaces;
+    raises :class:`MalformedError` ``bad_name`` when it is empty (or only characters drawn
+    as nothing), too long or not printable."""
+    cleaned = " ".join(unicodedata.normalize("NFC", name).translate(_BLANK_AS_SPACE).split())
+    if not 1 <= len(cleaned) <= MAX_NAME or not cleaned.isprintable() or not name_key(cleaned):
         raise MalformedError(f"a name is 1 to {MAX_NAME} printable characters", "bad_name")
+    return cleaned
+
+
+def clean_name(name: str) -> str:
+    """A player's display name (:func:`display_name`); raises :class:`MalformedError`
+    ``bad_name`` as that does, and when it reads as a bot or a seat, or holds a tag's sign
+    (:data:`TAG_SIGNS`)."""
+    cleaned = display_name(name)
     key = name_key(cleaned)
     if _RESERVED_RE.match(key):
         raise MalformedError("that name reads as a bot's or a seat's: choose another", "bad_name")
-    if any(c in TAG_SIGNS for c in key):
+    if any(c in TAG_SIGNS for c in key) or any(c in WORD_TAG_SIGNS for c in cleaned):
         raise MalformedError(
             "a name may not hold '#' or a sign like it: the server's tags (\"Ana #K7Q\") use it",
             "bad_name",
@@ -72,6 +80,30 @@ TAG_LENGTH = 3
 #: full-width and small number signs fold to "#"): no typed name may hold one, so a tag is
 #: only ever the server's.
 TAG_SIGNS = frozenset("#\u266f\u2317\u22d5\u29e3\u29e4\u29e5")
+#: Number signs that fold to letters ("№" is "No"), looked for in the name as typed.
+WORD_TAG_SIGNS = frozenset("\u2116")
+
+#: Characters that show as blank space though they are letters or symbols (Hangul fillers,
+#: the braille blank): spaces in a name, so a name is never made of them nor padded by them.
+_BLANKS = "\u115f\u1160\u3164\uffa0\u2800"
+_BLANK_AS_SPACE = str.maketrans(dict.fromkeys(_BLANKS, " "))
+#: Unicode's default-ignorable code points (DerivedCoreProperties.txt): drawn as nothing,
+#: variation selectors included (an emoji's U+FE0F), so "Zed" and "Zed" + U+FE0F are one name.
+_IGNORABLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
+)
+#: Cyrillic and Greek letters drawn as Latin ones (after case folding: "О" and "о" alike),
+#: taken as those in a name's key, so that "Bоt 2" with a Cyrillic о is "Bot 2", and "Zеd"
+#: is "Zed" (Unicode's confusables, TR39, for the scripts a name mixes most).
+_LOOKALIKES = str.maketrans({
+    "а": "a", "в": "b", "е": "e", "ё": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p",
+    "с": "c", "т": "t", "у": "y", "х": "x", "і": "i", "ї": "i", "ј": "j", "ѕ": "s", "һ": "h",
+    "ԁ": "d", "ԛ": "q", "ԝ": "w", "ӏ": "l", "ɡ": "g",
+    "α": "a", "β": "b", "ε": "e", "ζ": "z", "η": "n", "ι": "i", "κ": "k", "μ": "u", "ν": "v",
+    "ο": "o", "ρ": "p", "τ": "t", "υ": "u", "χ": "x", "ϲ": "c", "ϳ": "j",
+})  # fmt: skip
 
 
 def tagged(name: str, tag: str) -> str:
@@ -81,11 +113,12 @@ def tagged(name: str, tag: str) -> str:
 
 def name_key(name: str) -> str:
     """The form two names are compared in: compatibility-folded (full-width letters, ligatures),
-    case-folded, spaces collapsed, and the marks that make look-alikes stripped ("Ána" is
-    "ana")."""
-    folded = unicodedata.normalize("NFKD", name).casefold()
+    case-folded, spaces collapsed, the marks that make look-alikes stripped ("Ána" is
+    "ana"), characters drawn as nothing dropped, blank ones taken as spaces, and Cyrillic
+    and Greek look-alikes of Latin letters taken as those ("Zеd" is "zed")."""
+    folded = unicodedata.normalize("NFKD", _IGNORABLE.sub("", name)).casefold()
     bare = "".join(c for c in folded if not unicodedata.combining(c))
-    bare = re.sub(r"[\u200b-\u200f\u2060\ufeff]", "", bare)  # invisible characters
+    bare = _IGNORABLE.sub("", bare).translate(_BLANK_AS_SPACE).translate(_LOOKALIKES)
     return " ".join(bare.split())
 
 

@@ -85,6 +85,13 @@ class Players:
         return Caller(row["id"], row["name"], Rating(row["mu"], row["sigma"]).shown,
                       bool(row["bot"]))  # fmt: skip
 
+    async def check_player(self, player_id: str) -> None:
+        """Raise ``no_player`` unless ``player_id`` is a player's (a table kept for them)."""
+        if not identity.valid_id(player_id) or not await self.db(
+            lambda conn: ps.ratings_of(conn, [player_id])
+        ):
+            raise IllegalActionError("no player with that id", "no_player")
+
     async def anonymous_name(self, name: str) -> str:
         """A name given without an identity: not a bot's or a seat's; a player's name is
         given a short tag, so that nobody can pose as them."""

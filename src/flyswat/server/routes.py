@@ -103,6 +103,8 @@ class TableRoutes:
         players = self.players
         me = await players.who(body.player, body.secret)
         name = me[1] if me else await players.anonymous_name(body.name)
+        if body.reserved is not None:  # a table kept for nobody could never be filled
+            await players.check_player(body.reserved)
         if not self.creates.allow(client_address(request.scope), time.monotonic()):
             raise IllegalActionError("too many new tables from this address", "too_many_tables")
         body = body.model_copy(update={"name": name})

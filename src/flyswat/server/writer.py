@@ -220,16 +220,30 @@ class Writer:
                     self._commit(conn, ends.take(ENDS_PER_COMMIT), stopping)
 
     def _gather(self, batch: list[_Submission], last: float, wait: bool) -> bool:
-        """Take into ``batch`` what was submitted since the last commit (``last``), waiting
-        (in C) for a first one if ``wait``, then until the next commit is due; True when the
-        writer was asked to stop."""
-        try:
-            first = self._queue.get() if wait else self._queue.get_nowait()
-        except queue.Empty:
-            return False
-        pause = last + self.every_s - time.perf_counter()
-        if pause > 0 and first is not None:
-            time.sleep(pause)  # gather what else comes, up to the next commit time
+        """Take into ``batch`` what was submitted since the last commit (``last``): if
+        ``wait``, once the next commit is due, waiting (in C) for a first one if none came;
+        else at once, waiting for the next commit time only if one came. True when the
+        writer was asked to stop.
+
+        Under load the thread sleeps until the commit is due and finds its batch there: one
+        wake-up a commit, where waiting for the first submission and then for the commit
+        time took two, each a take of the interpreter's lock from the busy loop."""
+        if wait:
+            pause = last + self.every_s - time.perf_counter()
+            if pause > 0:
+                time.sleep(pause)  # gather what comes, up to the next commit time
+            try:
+                first = self._queue.get_nowait()
+            except queue.Empty:
+                first = self._queue.get()  # idle: the first to come is committed at once
+        else:
+            try:
+                first = self._queue.get_nowait()
+            except queue.Empty:
+                return False
+            pause = last + self.every_s - time.perf_counter()
+            if pause > 0 and first is not None:
+                time.sleep(pause)
         item = first
         while True:
             if item is None:

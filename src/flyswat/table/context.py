@@ -156,6 +156,10 @@ class Context:
                 game.slap(seat, Card.parse(card), ms)
             case ev.SaidDone(seat=seat) if game is not None:
                 game.done(seat)
+            case ev.Away(seat=seat) if game is not None:
+                game.away(seat)
+            case ev.Back(seat=seat) if game is not None:
+                game.back(seat)
             case ev.TooFast(seat=seat):
                 self.seats[seat].too_fast += 1
             case ev.Closed() if game is not None:

@@ -100,6 +100,24 @@ class SaidDone(_Event):
     seat: int
 
 
+class Away(_Event):
+    """``seat``'s player dropped during the round of ``turn``: it is not waited for (as a
+    ``done``), and may come back while its window is open (:class:`Back`)."""
+
+    kind: Literal["away"] = "away"
+    turn: int
+    seat: int
+
+
+class Back(_Event):
+    """``seat``'s player, :class:`Away` in the round of ``turn``, reconnected while its slap
+    window was still open: it may lay hands again."""
+
+    kind: Literal["back"] = "back"
+    turn: int
+    seat: int
+
+
 class TooFast(_Event):
     """``seat`` claimed a reaction faster than a human's in the round of ``turn``: refused."""
 
@@ -210,6 +228,8 @@ Event: TypeAlias = Annotated[
     | Revealed
     | Slapped
     | SaidDone
+    | Away
+    | Back
     | TooFast
     | Closed
     | Over

@@ -12,8 +12,7 @@ from typing import Literal
 
 from flyswat.arbiter import Link
 from flyswat.bucket import TokenBucket
-from flyswat.errors import MalformedError
-from flyswat.protocol import MAX_NAME
+from flyswat.players.identity import display_name
 
 #: Table codes avoid letters and digits that look alike (0/O, 1/I/L).
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
@@ -158,9 +157,7 @@ def new_code() -> str:
 
 
 def clean_name(name: str) -> str:
-    """A display name, trimmed; raises :class:`MalformedError` ``bad_name`` when it is empty,
-    too long or holds control characters."""
-    cleaned = " ".join(name.split())
-    if not 1 <= len(cleaned) <= MAX_NAME or not cleaned.isprintable():
-        raise MalformedError(f"a name is 1 to {MAX_NAME} printable characters", "bad_name")
-    return cleaned
+    """A display name, trimmed (:func:`flyswat.players.identity.display_name`); raises
+    :class:`MalformedError` ``bad_name`` when it is empty or blank, too long or holds control
+    characters."""
+    return display_name(name)

@@ -46,6 +46,8 @@ def hello(t: Context, conn_id: int, token: str | None, now: float) -> None:
             why = p.Error(code="replaced", message="this seat was opened on another connection")
             drop(t, old, CLOSE_REPLACED, "replaced", now, error=why)
     t.strangers.pop(conn_id, None)
+    if seat is not None:
+        back(t, seat, now)
     game = t.game
     seated = seat is not None
     if (
@@ -121,5 +123,17 @@ def forget(t: Context, conn_id: int, now: float) -> None:
     game, clock = t.game, t.clock
     waited = game and game.round and clock and clock.waits_for(seat.index)
     if waited and game is not None and not game.seat_complete(seat.index):
-        t.emit(ev.SaidDone(turn=len(game.turns), seat=seat.index))
+        t.emit(ev.Away(turn=len(game.turns), seat=seat.index))
         turns.maybe_close(t, now)
+
+
+def back(t: Context, seat: int, now: float) -> None:
+    """``seat``, not waited for since it dropped, is back while the round's window is still
+    open for it: it lays hands again (its window is the one it had)."""
+    game, clock = t.game, t.clock
+    r = game.round if game is not None else None
+    if game is None or r is None or clock is None or seat not in r.away:
+        return
+    end = clock.deadline([seat])
+    if end is not None and now < end:
+        t.emit(ev.Back(turn=len(game.turns), seat=seat))

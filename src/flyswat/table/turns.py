@@ -181,9 +181,16 @@ def current_round(t: Context, seat: int, turn: int | None) -> tuple[Game, RoundC
         raise IllegalActionError(f"the round of turn {turn} is not open", "stale_round")
     if game.round is None or clock is None:
         raise IllegalActionError("no slap round is open", "no_round")
-    if seat in game.round.done or not clock.waits_for(seat):
+    if seat in game.round.away or not clock.waits_for(seat):
+        raise IllegalActionError(AWAY, "done")
+    if seat in game.round.done:
         raise IllegalActionError("you already said you are done this round", "done")
     return game, clock
+
+
+#: Why a seat that was away for a round (not at the table when it opened, or dropped during
+#: it and back only once its window had closed) lays no hand in it.
+AWAY = "this round went on without you while you were away: you play again from the next one"
 
 
 def slap(
