@@ -3,7 +3,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { initialState, intent, reduce, unsent } from "../../src/flyswat/web/js/model.js";
+import { DOUBLE_TAP_MS, initialState, intent, reduce, unsent } from "../../src/flyswat/web/js/model.js";
 
 const table = {
   code: "ABCDEF",
@@ -85,7 +85,11 @@ test("intents refuse what the rules refuse, before anything is sent (R16)", () =
   const unpainted = reduce(seated(), { type: "reveal", turn: 4, seat: 1, card: "S-1", round: true, window_ms: 3000, view: openView() });
   assert.equal(intent(unpainted, { type: "slap", card: "R3-1", at: 1 }).send, undefined);
   const one = intent(s, { type: "slap", card: "R3-1", at: 2400 }).state;
-  assert.equal(intent(one, { type: "slap", card: "R3-1", at: 2500 }).error, "same_card");
+  assert.equal(intent(one, { type: "slap", card: "R3-1", at: 2400 + DOUBLE_TAP_MS }).error, "same_card");
+  // a double tap is one slap: the second tap sends nothing and shows no error
+  const twice = intent(one, { type: "slap", card: "R3-1", at: 2400 + DOUBLE_TAP_MS - 1 });
+  assert.equal(twice.send, undefined);
+  assert.equal(twice.error, undefined);
   const two = intent(one, { type: "slap", card: "G4-1", at: 2500 }).state;
   assert.equal(intent(two, { type: "slap", card: "R2-1", at: 2600 }).error, "no_hands_left");
   assert.equal(intent(seated(), { type: "reveal" }).send.type, "reveal");

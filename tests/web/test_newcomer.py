@@ -361,6 +361,7 @@ def test_a_tables_message_does_not_follow_the_player_home(server: str, browser: 
     page.goto(server + "/?practice=2")
     expect(page.locator(".coach")).to_have_attribute("data-phase", "go")  # a round is open
     page.click(".fly-card[data-card='R4-1']")
+    page.wait_for_timeout(500)  # not a double tap (model.DOUBLE_TAP_MS), which is let be
     page.click(".fly-card[data-card='R4-1']")  # a second hand on one fly: the table says no
     toast = page.locator("#toast")
     expect(toast).to_have_text(strings("en")["error.same_card"])

@@ -19,6 +19,7 @@ from playwright.sync_api import Browser, Page, expect
 from .conftest import serve
 from .table_state import look
 from .test_newcomer import PHONE, _api, _box, _inside, strings
+from .test_play import WATCH_CONN_JS
 
 DESK = {"viewport": {"width": 1366, "height": 768}}
 
@@ -411,3 +412,119 @@ def test_german_names_replays_one_way() -> None:
     words = [de[k] for k in ("nav.replay", "end.replay", "players.replay", "replay.title")]
     assert all("Wiederholung" in w for w in words), words
     assert not any(re.search("Spielverl|nachspiel", w) for w in de.values() if "Wiederholung" in w)
+
+
+#: A phone on its side.
+LANDSCAPE: dict[str, Any] = {"viewport": {"width": 844, "height": 390}, "has_touch": True}
+
+
+SMALL_LANDSCAPE: dict[str, Any] = {**LANDSCAPE, "viewport": {"width": 740, "height": 360}}
+
+
+@pytest.mark.parametrize("size", [LANDSCAPE, SMALL_LANDSCAPE])
+def test_a_phone_on_its_side_shows_every_fly_of_an_open_round_whole_and_tappable(
+    own: str, browser: Browser, size: dict[str, Any], artifacts: Path
+) -> None:
+    ctx = _context(browser, "en", size)
+    page = ctx.new_page()
+    page.goto(own + "/?practice=2")
+    expect(page.locator(".table.round-open")).to_be_visible()
+    view = {"x": 0, "y": 0, **size["viewport"]}
+    centre = _box(page, ".centre")
+    cards = page.locator(".centre .fly-card")
+    assert cards.count() >= 2
+    for i in range(cards.count()):
+        box = cards.nth(i).bounding_box()
+        assert box is not None and box["height"] >= 40, box
+        assert _inside(box, centre) and _inside(box, view), (box, centre)
+    assert on_top(page, ".centre .fly-card") and on_top(page, ".trigger-card")
+    assert _inside(_box(page, ".trigger-card"), view) and _inside(_box(page, ".my-bar"), view)
+    page.screenshot(path=str(artifacts / f"landscape-{size['viewport']['width']}.png"))
+    ctx.close()
+
+
+def test_a_double_tap_on_a_fly_is_one_slap_and_no_error(own: str, browser: Browser) -> None:
+    ctx = _context(browser, "en", PHONE)
+    page = ctx.new_page()
+    page.goto(own + "/?practice=2")
+    expect(page.locator(".table.round-open")).to_be_visible()
+    page.evaluate("""() => { const c = document.querySelector(".fly-card[data-card='R4-1']");
+      for (const _ of [1, 2]) c.dispatchEvent(new PointerEvent("pointerdown", {bubbles: true}));
+    }""")  # two touches within a few ms: a thumb's double tap
+    expect(page.locator(".seat.me .laid .hand")).to_have_count(1)
+    page.wait_for_timeout(300)
+    assert page.locator("#toast").is_hidden()
+    ctx.close()
+
+
+def test_who_leaves_after_the_end_keeps_their_name_in_its_results(
+    own: str, browser: Browser
+) -> None:
+    """Ana leaves the finished game's table ("Leave table" on her end screen): Bruno's end
+    screen still names her in its results, says she left, and waits for nobody."""
+    host, guest = _context(browser, "en", DESK), _context(browser, "en", PHONE)
+    ana, bruno = host.new_page(), guest.new_page()
+    _create(ana, own, "Ana", 2, humans=1)
+    link = ana.input_value("#share-link")
+    bruno.goto(link)
+    bruno.fill("form#join-seat input[name=name]", "Bruno")
+    bruno.click("form#join-seat button")
+    bruno.click("[data-action=ready]")
+    expect(ana.locator(".seat-list li[data-seat='1'] .pill.ready")).to_be_visible()
+    ana.click("[data-action=start]")  # nobody plays: the server reveals for both, to the end
+    for page in (ana, bruno):
+        expect(page.locator(".end table.scores")).to_be_visible(timeout=60_000)
+    leave = ana.locator(".end [data-action=home]")
+    expect(leave).to_have_text(strings("en")["lobby.leave"])
+    leave.click()
+    expect(ana.locator("form#create")).to_be_visible()
+    expect(bruno.locator(".end .rematch-status")).to_contain_text("Ana left the table.")
+    expect(bruno.locator(".end tr[data-seat='0'] .name")).to_have_text("Ana")
+    expect(bruno.locator(".end .rematch-status")).not_to_contain_text("waiting")
+    host.close()
+    guest.close()
+
+
+def test_a_lost_network_is_said_at_once_and_play_comes_back_with_it(
+    own: str, browser: Browser
+) -> None:
+    """The browser's word that the network is gone shows the reconnecting banner at once (an
+    open socket may not close for minutes); back online, the client reconnects by itself."""
+    ctx = _context(browser, "en", PHONE)
+    page = ctx.new_page()
+    _create(page, own, "Ana", 2)
+    expect(page.locator("#conn")).to_be_hidden()
+    ctx.set_offline(True)
+    expect(page.locator("#conn")).to_be_visible(timeout=2000)
+    ctx.set_offline(False)
+    expect(page.locator("#conn")).to_be_hidden(timeout=10_000)
+    page.click("[data-action=start]")  # the seat is still hers: the game starts
+    expect(page.locator(".table")).to_be_visible()
+    ctx.close()
+
+
+def test_a_server_gone_silent_is_taken_for_a_lost_connection(own: str, browser: Browser) -> None:
+    """No ping nor anything else for a few seconds (net.SILENT_MS) on a seat's open socket:
+    the client says it is reconnecting, and does, on a socket that hears the server again."""
+    ctx = _context(browser, "en", PHONE)
+    page = ctx.new_page()
+    sockets: list[Any] = []
+    muted: set[int] = set()  # the sockets the server's words no longer reach
+
+    def route(ws: Any) -> None:
+        server = ws.connect_to_server()
+        n = len(sockets)
+        sockets.append(ws)
+        server.on_message(lambda m: None if n in muted else ws.send(m))
+
+    page.route_web_socket(re.compile(r"/ws/"), route)
+    _create(page, own, "Ana", 2)
+    page.evaluate(WATCH_CONN_JS)  # the banner may show for a moment only: watched
+    opened = len(sockets)
+    muted.update(range(opened))  # every socket open now (the lobby's) goes silent
+    page.wait_for_function("() => window.connShown === true", timeout=8000)
+    expect(page.locator("#conn")).to_be_hidden(timeout=10_000)
+    assert len(sockets) > opened  # on a new socket
+    page.click("[data-action=start]")
+    expect(page.locator(".table")).to_be_visible()
+    ctx.close()

@@ -12,20 +12,24 @@ export function endHtml(s, sc) {
   const order = res.places.map((place, seat) => ({ place, seat })).sort((a, b) => a.place - b.place || a.seat - b.seat);
   const shared = (place) => res.places.filter((p) => p === place).length > 1;
   const rated = !s.table?.practice; // the practice game moves no rating: no column for one
+  // Names as the game ended (a player who has left since is still who played).
+  const who = (seat) => s.endSeats?.[seat] ?? sc.seats[seat];
   const rows = order
     .map(({ place, seat }) => {
-      const name = playerName(sc.seats[seat], seat);
+      const name = playerName(who(seat), seat);
       const you = seat === sc.me && name.toLowerCase() !== t("seat.you").toLowerCase() ? ` <em>(${esc(t("seat.you"))})</em>` : "";
       return `<tr class="${place === 1 ? "first" : ""}" data-seat="${seat}">
         <td class="place${shared(place) ? " tie" : ""}">${esc(t("end.place", { n: place }))}${shared(place) ? ` <small>${esc(t("end.tie"))}</small>` : ""}</td>
-        <td class="who"><span class="seat-no" style="background:${SEAT_COLOURS[seat % SEAT_COLOURS.length]}">${seat + 1}</span> <span class="name">${esc(name)}</span>${botMark(sc.seats[seat].botAccount)}${you}</td>
+        <td class="who"><span class="seat-no" style="background:${SEAT_COLOURS[seat % SEAT_COLOURS.length]}">${seat + 1}</span> <span class="name">${esc(name)}</span>${botMark(who(seat).bot_account ?? who(seat).botAccount)}${you}</td>
         <td class="num points">${res.points[seat]}</td><td class="num flies">${res.flies[seat]}</td>
         ${rated ? `<td class="num rating-delta">${deltaHtml(s, seat)}</td>` : ""}</tr>`;
     })
     .join("");
-  const winners = order.filter((o) => o.place === 1).map((o) => playerName(sc.seats[o.seat], o.seat));
+  const winners = order.filter((o) => o.place === 1).map((o) => playerName(who(o.seat), o.seat));
   const headline =
     winners.length > 1 ? t("end.sharedWin", { names: winners.join(", ") }) : t("end.winner", { name: winners[0] });
+  // A player seated at a real table leaves it by this button (game.newGame): it says so.
+  const leaves = s.seat !== null && !s.table?.practice;
   // Not modal: the header (pages, language, sound) stays in reach above it.
   return `<div class="end" role="dialog" aria-labelledby="end-title">
     <div class="card-box">
@@ -42,7 +46,7 @@ export function endHtml(s, sc) {
       <div class="end-actions">
         ${s.recordUrl ? `<button class="btn big" data-action="replay">${esc(t("end.replay"))}</button>` : ""}
         <button class="btn secondary" data-action="close-end">${esc(t("end.close"))}</button>
-        <button class="btn secondary" data-action="home">${esc(t("end.newGame"))}</button>
+        <button class="btn secondary" data-action="home">${esc(t(leaves ? "lobby.leave" : "end.newGame"))}</button>
       </div>
       ${endLinks(s)}
     </div>

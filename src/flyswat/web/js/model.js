@@ -14,6 +14,8 @@ export const RESOLVE_MS = 2600;
 
 /** The key shown on each centre fly, by position: digits first, then letters. */
 export const FLY_KEYS = "1234567890qwertyuiopasdfghjklzxcvbnm".split("");
+/** A second tap on the fly just slapped, this soon after (ms), is a double tap: let it be. */
+export const DOUBLE_TAP_MS = 400;
 
 const isSwatter = (card) => card.startsWith("S-");
 
@@ -179,6 +181,8 @@ const HANDLERS = {
   },
   over(s, msg, now) {
     s.table = msg.table;
+    // The players as the game ended: its results keep their names when one leaves after it.
+    s.endSeats = msg.table.players.map((p) => ({ name: p.name, kind: p.kind, bot_account: !!p.bot_account }));
     s.result = msg.result;
     s.recordUrl = msg.record_url;
     s.effects.push({ type: "checkSeed", seed: msg.seed, commitment: msg.commitment });
@@ -283,12 +287,18 @@ export function intent(state, action) {
       if (r.paintedAt === null) return none; // not painted yet: nothing could have been seen
       if (r.done) return { state, error: "done" };
       const hands = [...r.mine, ...r.pending];
-      if (hands.includes(action.card)) return { state, error: "same_card" };
+      if (hands.includes(action.card)) {
+        // A quick second tap is one slap tapped twice, not a second hand on the fly (R16).
+        const first = r.tapped?.[action.card];
+        if (first !== undefined && action.at - first < DOUBLE_TAP_MS) return none;
+        return { state, error: "same_card" };
+      }
       // After a reconnect a v1 server counts hands laid before it (laid) but names no cards.
       const used = Math.max(hands.length, r.laid?.[me] || 0);
       if (used >= v.hands) return { state, error: "no_hands_left" };
       const ms = Math.max(0, Math.round(action.at - r.paintedAt));
       r.pending.push(action.card);
+      r.tapped = { ...r.tapped, [action.card]: action.at };
       return { state: s, send: { type: "slap", card: action.card, ms, turn: r.turn } };
     }
     case "done": {

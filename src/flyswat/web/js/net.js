@@ -48,6 +48,12 @@ export const FINAL_CLOSES = new Set([4409, 4404, 4410]); // seat opened elsewher
 const SLOW_CLOSES = new Set([1008, 1013]);
 /** The table is served by another node: go there at once (its address came in a `moved`). */
 export const CLOSE_MOVED = 4302;
+/**
+ * Nothing from the server for this long (ms) on an open socket: the connection is lost, even
+ * where the browser has not noticed (a network gone leaves a socket open for minutes). The
+ * server pings a seat every second and a spectator every 10 s (docs/PROTOCOL.md).
+ */
+export const SILENT_MS = { seat: 4000, watcher: 25000 };
 
 /**
  * One table's WebSocket. Sends hello (with the token, if any) on every (re)connection,
@@ -68,7 +74,43 @@ export class Connection {
     this.ws = null;
     this.moved = null; // the owner node's address, from a `moved` (docs/PROTOCOL.md)
     this.moves = 0; // moves in a row without a welcome: a loop between nodes slows down
+    // The browser's word that the network is gone, or back: act at once, not at the next try.
+    this.onOffline = () => this.ws && this.lost(this.ws);
+    this.onOnline = () => {
+      if (this.ws || this.closed) return;
+      clearTimeout(this.timer);
+      this.attempt = 0;
+      this.open();
+    };
+    globalThis.addEventListener?.("offline", this.onOffline);
+    globalThis.addEventListener?.("online", this.onOnline);
     this.open();
+  }
+
+  /** A message came on ws: it is alive; it is lost if the server says nothing for a while. */
+  heard(ws) {
+    clearTimeout(this.silence);
+    this.silence = setTimeout(() => this.lost(ws), this.token ? SILENT_MS.seat : SILENT_MS.watcher);
+  }
+
+  /** ws is taken for lost: drop it (its close, whenever it comes, is not waited for), say so,
+   * and try again. */
+  lost(ws) {
+    if (this.ws !== ws || this.closed) return;
+    clearTimeout(this.silence);
+    this.ws = null;
+    try {
+      ws.close();
+    } catch {
+      // already closing
+    }
+    this.onStatus("closed");
+    this.retry(false);
+  }
+
+  retry(slow) {
+    const pause = slow ? Math.min(60000, 10000 * 2 ** this.attempt++) : Math.min(5000, 300 * 2 ** this.attempt++);
+    this.timer = setTimeout(() => this.open(), pause);
   }
 
   url() {
@@ -84,10 +126,13 @@ export class Connection {
     let opened = false;
     ws.onopen = () => {
       opened = true;
+      this.heard(ws);
       ws.send(JSON.stringify(this.token ? { type: "hello", token: this.token } : { type: "hello" }));
       this.onStatus("open");
     };
     ws.onmessage = (ev) => {
+      if (this.ws !== ws) return; // a socket given up for lost
+      this.heard(ws);
       let msg;
       try {
         msg = JSON.parse(ev.data);
@@ -110,6 +155,7 @@ export class Connection {
     };
     ws.onclose = (ev) => {
       if (this.ws !== ws || this.closed) return;
+      clearTimeout(this.silence);
       this.onClose(ev.code);
       if (FINAL_CLOSES.has(ev.code)) {
         this.ws = null;
@@ -121,9 +167,7 @@ export class Connection {
       }
       if (!opened) this.moved = null; // that node is gone: ask the first address again
       this.onStatus("closed");
-      const slow = SLOW_CLOSES.has(ev.code);
-      const pause = slow ? Math.min(60000, 10000 * 2 ** this.attempt++) : Math.min(5000, 300 * 2 ** this.attempt++);
-      this.timer = setTimeout(() => this.open(), pause);
+      this.retry(SLOW_CLOSES.has(ev.code));
     };
   }
 
@@ -148,6 +192,9 @@ export class Connection {
   close() {
     this.closed = true;
     clearTimeout(this.timer);
+    clearTimeout(this.silence);
+    globalThis.removeEventListener?.("offline", this.onOffline);
+    globalThis.removeEventListener?.("online", this.onOnline);
     if (this.ws) this.ws.close();
   }
 }

@@ -83,12 +83,18 @@ export function rematchHtml(s) {
   if (!tb || tb.state !== "over" || s.seat === null || tb.practice) return "";
   const mine = tb.players[s.seat];
   const humans = tb.players.filter((p) => p.kind === "human");
-  const waiting = humans.filter((p) => !p.rematch && p.seat !== s.seat); // you know your own answer
-  const status = waiting.length
-    ? t("end.rematchWaiting", { names: waiting.map((p) => p.name || t("seat.empty", { n: p.seat + 1 })).join(", ") })
-    : mine?.rematch
-      ? t("end.rematchStarting")
-      : "";
+  // Who played and has left since is not waited for: their seat is free (the host may give it
+  // to a bot); they are named as the game ended.
+  const gone = humans.filter((p) => !p.joined && p.seat !== s.seat);
+  const waiting = humans.filter((p) => p.joined && !p.rematch && p.seat !== s.seat); // you know your own answer
+  const named = (list) => list.map((p) => p.name || s.endSeats?.[p.seat]?.name || t("seat.empty", { n: p.seat + 1 })).join(", ");
+  const left = gone.length ? t("end.rematchLeft", { names: named(gone) }) : "";
+  const status = [
+    left,
+    waiting.length ? t("end.rematchWaiting", { names: named(waiting) }) : mine?.rematch && !gone.length ? t("end.rematchStarting") : "",
+  ]
+    .filter(Boolean)
+    .join(" ");
   const hostControls = humans
     .filter((p) => p.seat !== s.seat && !p.rematch && (!p.joined || !p.connected))
     .map((p) => (mine?.host ? hostButtons(tb, p, s.seat) : ""))
