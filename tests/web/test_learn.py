@@ -177,6 +177,7 @@ def test_the_practice_game_walks_a_newcomer_through_every_rule_on_a_phone(
     expect(page.locator("[data-coach=finish]")).to_be_visible()
     page.locator("[data-coach=finish]").tap()
     expect(page.locator("form#create")).to_be_visible()
+    expect(page.locator("#play-now :focus")).to_have_count(1)  # where a real game begins
     expect(page.locator("#first-visit")).to_have_count(0)  # learnt: not offered again
     assert not errors, errors
     ctx.close()

@@ -41,6 +41,7 @@ export function endHtml(s, sc) {
           ${rated ? `<th class="num delta-col">${esc(t("end.rating"))}</th>` : ""}</tr></thead>
         <tbody>${rows}</tbody>
       </table>
+      ${rated && s.ratings?.seats?.some((x) => x.rated === false) ? `<p class="unrated-note"><small>— ${esc(t("end.unrated"))}</small></p>` : ""}
       ${s.fair === undefined ? "" : `<p class="fair ${s.fair ? "ok" : "bad"}">${esc(t(s.fair ? "end.fair" : "end.unfair"))}</p>`}
       ${rematchHtml(s)}
       <div class="end-actions">

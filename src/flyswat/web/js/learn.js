@@ -145,6 +145,12 @@ export function practicePage(app, first = 1) {
     } else {
       if (what === "skip" && storage.practice() !== "done") storage.savePractice("skipped");
       navigate("");
+      if (what === "finish") {
+        // "Play a real game": Play now, first on the home page, is where one begins.
+        const playNow = document.getElementById("play-now");
+        playNow?.scrollIntoView({ block: "center" });
+        playNow?.querySelector("input, button")?.focus({ preventScroll: true });
+      }
     }
   });
   return {

@@ -79,7 +79,7 @@ export function profilePage(app, id) {
     app.innerHTML = `<div class="page profile">
       <section class="card-box"><h1>${esc(p.name)}${botMark(p.bot)}${mine ? ` <em>(${esc(t("seat.you"))})</em>` : ""}</h1>
         <dl class="facts">${facts.map(([k, v], i) => `<div><dt>${esc(k)}</dt><dd>${esc(v)}${i === 0 ? provisionalMark(p.provisional) : ""}</dd></div>`).join("")}</dl>
-        ${places.length ? `<p class="muted">${esc(places.map(([n, c]) => t("players.placeCount", { place: t("end.place", { n }), n: c })).join(" · "))}</p>` : ""}
+        ${places.length ? `<p class="muted places">${esc(t("players.places", { places: places.map(([n, c]) => t("players.placeCount", { place: t("end.place", { n }), n: c })).join(" · ") }))}</p>` : ""}
         <div class="plots">
           <figure><figcaption>${esc(t("players.reactionPlot"))}</figcaption>${sparkline(oldest.map((g) => g.reaction_ms), { label: t("players.reactionPlot") }) || `<p class="muted">${esc(t("players.plotEmpty"))}</p>`}</figure>
           <figure><figcaption>${esc(t("players.ratingPlot"))}</figcaption>${sparkline(oldest.map((g) => g.rating_after), { label: t("players.ratingPlot") }) || `<p class="muted">${esc(t("players.plotEmpty"))}</p>`}</figure>
