@@ -119,6 +119,7 @@ CODES: dict[str, ErrorCode] = _codes(
     ("same_card", _I, 409, True, "a second hand of one seat on one card (R16)"),
     ("no_hands_left", _I, 409, True, "all the seat's hands are laid (R16)"),
     ("done", _I, 409, True, "the seat said it is done this round, or was away from it (R21)"),
+    ("not_away", _I, 409, False, "a seat back in a round it had not dropped out of (a replay)"),
     ("too_fast", _I, 409, True, "faster than a human can react: refused"),
     ("too_late", _I, 409, True, "after the slap window (R21)"),
     # -- around the table: reactions, challenges -------------------------------------
