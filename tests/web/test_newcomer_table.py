@@ -86,6 +86,16 @@ def _create(page: Page, server: str, name: str, seats: int, humans: int = 0, tur
     expect(page.locator(".lobby")).to_be_visible()
 
 
+def _practice_round(own: str, browser: Browser, size: dict[str, Any]) -> tuple[Any, Page]:
+    """A new context of ``size`` on the practice's second lesson, its round open (R4-1 among
+    its flies): the context and its page."""
+    ctx = _context(browser, "en", size)
+    page = ctx.new_page()
+    page.goto(own + "/?practice=2")
+    expect(page.locator(".table.round-open")).to_be_visible()
+    return ctx, page
+
+
 def _quick_game(page: Page, server: str, name: str) -> None:
     """A game of one player and one bot over 6 cards that plays itself to the end screen."""
     _create(page, server, name, 2)
@@ -395,10 +405,7 @@ def test_you_without_an_identity_says_so_instead_of_showing_home(
 
 
 def test_on_a_phone_your_laid_hands_leave_your_points_in_sight(own: str, browser: Browser) -> None:
-    ctx = _context(browser, "en", PHONE)
-    page = ctx.new_page()
-    page.goto(own + "/?practice=2")
-    expect(page.locator(".table.round-open")).to_be_visible()
+    ctx, page = _practice_round(own, browser, PHONE)
     page.locator(".fly-card[data-card='R4-1']").click()  # one of two hands: the round stays open
     expect(page.locator(".seat.me .laid .hand")).to_have_count(1)
     laid, pts = _box(page, ".seat.me .laid"), _box(page, ".seat.me .pts")
@@ -425,10 +432,7 @@ SMALL_LANDSCAPE: dict[str, Any] = {**LANDSCAPE, "viewport": {"width": 740, "heig
 def test_a_phone_on_its_side_shows_every_fly_of_an_open_round_whole_and_tappable(
     own: str, browser: Browser, size: dict[str, Any], artifacts: Path
 ) -> None:
-    ctx = _context(browser, "en", size)
-    page = ctx.new_page()
-    page.goto(own + "/?practice=2")
-    expect(page.locator(".table.round-open")).to_be_visible()
+    ctx, page = _practice_round(own, browser, size)
     view = {"x": 0, "y": 0, **size["viewport"]}
     centre = _box(page, ".centre")
     cards = page.locator(".centre .fly-card")
@@ -444,10 +448,7 @@ def test_a_phone_on_its_side_shows_every_fly_of_an_open_round_whole_and_tappable
 
 
 def test_a_double_tap_on_a_fly_is_one_slap_and_no_error(own: str, browser: Browser) -> None:
-    ctx = _context(browser, "en", PHONE)
-    page = ctx.new_page()
-    page.goto(own + "/?practice=2")
-    expect(page.locator(".table.round-open")).to_be_visible()
+    ctx, page = _practice_round(own, browser, PHONE)
     page.evaluate("""() => { const c = document.querySelector(".fly-card[data-card='R4-1']");
       for (const _ of [1, 2]) c.dispatchEvent(new PointerEvent("pointerdown", {bubbles: true}));
     }""")  # two touches within a few ms: a thumb's double tap
