@@ -172,6 +172,8 @@ def test_the_practice_game_walks_a_newcomer_through_every_rule_on_a_phone(
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(server + "/")
     page.locator("#first-visit [data-learn=practice]").tap()
+    # A phone has no Space bar: the first lesson names none.
+    expect(page.locator(".coach-text")).to_have_text(strings("en")["learn.c1.setupTouch"])
     _walk(page, touch=True)
     page.screenshot(path=str(artifacts / "practice-end-phone.png"))
     expect(page.locator("[data-coach=finish]")).to_be_visible()

@@ -75,8 +75,13 @@ function coachText(ev, lesson) {
   if (ev.phase === "yourTurn") return t("learn.yourTurn");
   if (ev.phase === "botTurn") return t("learn.botTurn");
   if (ev.phase === "done" && ev.result) return t(`learn.${lesson}.done`);
+  // A touch screen has no Space bar: its words name none (the lessons that name a key).
+  if (TOUCH_ONLY() && lesson === "c1" && ev.phase === "setup") return t("learn.c1.setupTouch");
   return t(`learn.${lesson}.${ev.phase}`);
 }
+
+/** A screen with no mouse nor keyboard at hand (a phone): as the CSS hides the keys. */
+const TOUCH_ONLY = () => globalThis.matchMedia?.("(pointer: coarse), (hover: none)").matches ?? false;
 
 /** The practice game: lessons on the live table, a coach, skip at any time; ?practice=N starts at lesson N. */
 export function practicePage(app, first = 1) {
