@@ -200,6 +200,21 @@ def test_a_player_back_after_its_window_stays_out_of_the_round_and_is_told_why()
     assert refusal["code"] == "done" and "away" in refusal["message"]
 
 
+def test_a_seat_away_when_the_server_stopped_gets_a_fresh_window_at_the_restart() -> None:
+    """After a restart every seat still to complete the open round is waited for, connected
+    yet or not: one that had dropped out of it (``away``) too, for it never said done."""
+    h = Harness(seats=3, slap_window_ms=8000)
+    h.started()
+    h.open_round()
+    h.gone(2)
+    later = h.now + 60_000  # long past the round's window: the server was down meanwhile
+    rebuilt, out = Table.restore("TESTAB", h.stored, Sources.fixed(), later)
+    game, clock = rebuilt.game, rebuilt.clock
+    assert game is not None and game.round is not None and clock is not None
+    assert 1 not in game.round.done and clock.waits_for(1)
+    assert any(isinstance(e, ev.Back) and e.seat == 1 for e in out.events)
+
+
 def test_a_round_with_a_player_back_is_rebuilt_the_same_from_the_store() -> None:
     """``away`` and ``back`` are stored: the table rebuilt from its events has the seat in
     play in the round again."""

@@ -106,6 +106,10 @@ class Table(Context):
             if table.game.over:
                 turns.finish(table)
             elif table.game.round is not None:
+                # A seat that had dropped out of the round did not say it was done: its
+                # window starts afresh too (it may come back), as a connected one's does.
+                for seat in sorted(table.game.round.away):
+                    table.emit(ev.Back(turn=len(table.game.turns), seat=seat))
                 turns.open_round(table, now, everyone=True)
             else:
                 turns.schedule_turn(table, now)
