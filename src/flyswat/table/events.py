@@ -93,7 +93,8 @@ class Slapped(_Event):
 
 
 class SaidDone(_Event):
-    """``seat`` lays no more hands in the round of ``turn`` (said so, or is not waited for)."""
+    """``seat`` lays no more hands in the round of ``turn``: it said so (a bot: its plan is
+    played out). One whose player dropped is :class:`Away` (before those, a ``done`` too)."""
 
     kind: Literal["done"] = "done"
     turn: int
