@@ -58,6 +58,8 @@ def test_a_name_that_looks_like_a_taken_one_is_tagged_and_a_blank_one_refused(li
         for path in ("/api/players", "/api/tables"):
             reply = live.post(path, {"name": blank})
             assert (reply.status_code, reply.json()["error"]) == (400, "bad_name"), (path, blank)
+    register(live, "Lea Bo")  # a blank-looking letter between two words is a space between them
+    assert re.fullmatch(r"Lea Bo #[A-Z2-9]{3}", register(live, "Lea\u3164Bo")["name"])
     numbered = live.post("/api/players", {"name": "Ana \u2116K7Q"})  # reads as a tag
     assert (numbered.status_code, numbered.json()["error"]) == (400, "bad_name")
 

@@ -116,10 +116,9 @@ def name_key(name: str) -> str:
     case-folded, spaces collapsed, the marks that make look-alikes stripped ("Ána" is
     "ana"), characters drawn as nothing dropped, blank ones taken as spaces, and Cyrillic
     and Greek look-alikes of Latin letters taken as those ("Zеd" is "zed")."""
-    folded = unicodedata.normalize("NFKD", _IGNORABLE.sub("", name)).casefold()
+    folded = unicodedata.normalize("NFKD", name.translate(_BLANK_AS_SPACE)).casefold()
     bare = "".join(c for c in folded if not unicodedata.combining(c))
-    bare = _IGNORABLE.sub("", bare).translate(_BLANK_AS_SPACE).translate(_LOOKALIKES)
-    return " ".join(bare.split())
+    return " ".join(_IGNORABLE.sub("", bare).translate(_LOOKALIKES).split())
 
 
 def new_id(draw: Callable[[int], str]) -> str:

@@ -229,21 +229,16 @@ class Writer:
         wake-up a commit, where waiting for the first submission and then for the commit
         time took two, each a take of the interpreter's lock from the busy loop."""
         if wait:
-            pause = last + self.every_s - time.perf_counter()
-            if pause > 0:
-                time.sleep(pause)  # gather what comes, up to the next commit time
-            try:
-                first = self._queue.get_nowait()
-            except queue.Empty:
-                first = self._queue.get()  # idle: the first to come is committed at once
-        else:
-            try:
-                first = self._queue.get_nowait()
-            except queue.Empty:
+            self._until_due(last)  # gather what comes, up to the next commit time
+        try:
+            first = self._queue.get_nowait()
+        except queue.Empty:
+            if not wait:
                 return False
-            pause = last + self.every_s - time.perf_counter()
-            if pause > 0 and first is not None:
-                time.sleep(pause)
+            first = self._queue.get()  # idle: the first to come is committed at once
+        else:
+            if not wait and first is not None:
+                self._until_due(last)
         item = first
         while True:
             if item is None:
@@ -253,6 +248,12 @@ class Writer:
                 item = self._queue.get_nowait()
             except queue.Empty:
                 return False
+
+    def _until_due(self, last: float) -> None:
+        """Sleep until the commit after the one at ``last`` is due."""
+        pause = last + self.every_s - time.perf_counter()
+        if pause > 0:
+            time.sleep(pause)
 
     def _commit(
         self,

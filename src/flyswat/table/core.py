@@ -29,6 +29,7 @@ from pydantic import BaseModel
 
 from flyswat import protocol as p
 from flyswat.errors import LATE, FlyswatError, IllegalActionError, MalformedError
+from flyswat.players.identity import display_name
 from flyswat.table import events as ev
 from flyswat.table import lifecycle, reactions, sessions, turns
 from flyswat.table.context import Context, check_options
@@ -45,7 +46,7 @@ from flyswat.table.io import (
     StartBy,
     Tick,
 )
-from flyswat.table.seats import Conn, Seat, clean_name, seat_token, token_hash
+from flyswat.table.seats import Conn, Seat, seat_token, token_hash
 from flyswat.table.sessions import CLOSE_POLICY
 
 
@@ -70,7 +71,7 @@ class Table(Context):
             raise IllegalActionError(
                 "a bot account hosts only tables that take bot accounts", "bots_not_allowed"
             )
-        name = clean_name(host_name)
+        name = display_name(host_name)
         host = next(s for s in range(options.seats) if s not in {b.seat for b in options.bots})
         created = ev.Created(options=options, host=host, created_at=sources.wall())
         table = cls(code, created, sources, **kw)
@@ -297,7 +298,7 @@ class Table(Context):
         next free seat of the lobby."""
         if self.state == "expired":
             raise IllegalActionError("this lobby was left unused and has closed", "expired")
-        cleaned = clean_name(join.name)
+        cleaned = display_name(join.name)
         token = seat_token(join.key, self.code) if join.key is not None else None
         held = self._held(join.player, token)
         if held is not None:

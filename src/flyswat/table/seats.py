@@ -12,7 +12,6 @@ from typing import Literal
 
 from flyswat.arbiter import Link
 from flyswat.bucket import TokenBucket
-from flyswat.players.identity import display_name
 
 #: Table codes avoid letters and digits that look alike (0/O, 1/I/L).
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
@@ -154,10 +153,3 @@ def seat_token(key: str, code: str) -> str:
 def new_code() -> str:
     """A fresh table code, e.g. ``K7QX2M``."""
     return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
-
-
-def clean_name(name: str) -> str:
-    """A display name, trimmed (:func:`flyswat.players.identity.display_name`); raises
-    :class:`MalformedError` ``bad_name`` when it is empty or blank, too long or holds control
-    characters."""
-    return display_name(name)

@@ -174,6 +174,11 @@ def hands(t: Context, now: float) -> None:
         t.hands_due = now + HANDS_EVERY_MS
 
 
+#: Why a seat that was away for a round (not at the table when it opened, or dropped during
+#: it and back only once its window had closed) lays no hand in it.
+AWAY = "this round went on without you while you were away: you play again from the next one"
+
+
 def current_round(t: Context, seat: int, turn: int | None) -> tuple[Game, RoundClock]:
     game, clock = t.running(), t.clock
     is_open = game.round is not None and clock is not None
@@ -186,11 +191,6 @@ def current_round(t: Context, seat: int, turn: int | None) -> tuple[Game, RoundC
     if seat in game.round.done:
         raise IllegalActionError("you already said you are done this round", "done")
     return game, clock
-
-
-#: Why a seat that was away for a round (not at the table when it opened, or dropped during
-#: it and back only once its window had closed) lays no hand in it.
-AWAY = "this round went on without you while you were away: you play again from the next one"
 
 
 def slap(

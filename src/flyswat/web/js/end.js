@@ -20,7 +20,7 @@ export function endHtml(s, sc) {
       const you = seat === sc.me && name.toLowerCase() !== t("seat.you").toLowerCase() ? ` <em>(${esc(t("seat.you"))})</em>` : "";
       return `<tr class="${place === 1 ? "first" : ""}" data-seat="${seat}">
         <td class="place${shared(place) ? " tie" : ""}">${esc(t("end.place", { n: place }))}${shared(place) ? ` <small>${esc(t("end.tie"))}</small>` : ""}</td>
-        <td class="who"><span class="seat-no" style="background:${SEAT_COLOURS[seat % SEAT_COLOURS.length]}">${seat + 1}</span> <span class="name">${esc(name)}</span>${botMark(who(seat).bot_account ?? who(seat).botAccount)}${you}</td>
+        <td class="who"><span class="seat-no" style="background:${SEAT_COLOURS[seat % SEAT_COLOURS.length]}">${seat + 1}</span> <span class="name">${esc(name)}</span>${botMark(who(seat).botAccount)}${you}</td>
         <td class="num points">${res.points[seat]}</td><td class="num flies">${res.flies[seat]}</td>
         ${rated ? `<td class="num rating-delta">${deltaHtml(s, seat)}</td>` : ""}</tr>`;
     })

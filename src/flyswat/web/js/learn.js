@@ -2,7 +2,7 @@
 // practice game (?practice): the live table on a PracticeTable, with a coach beside it.
 
 import { cardSvg, colourBadge, COLOUR_ORDER, flyCardSvg, swatterCardSvg } from "./cards.js";
-import { cardName, t } from "./i18n.js";
+import { cardName, has, t } from "./i18n.js";
 import { GameManager } from "./game.js";
 import { allowedColours } from "./rules.js";
 import { LESSONS, PracticeTable } from "./practice.js";
@@ -75,13 +75,13 @@ function coachText(ev, lesson) {
   if (ev.phase === "yourTurn") return t("learn.yourTurn");
   if (ev.phase === "botTurn") return t("learn.botTurn");
   if (ev.phase === "done" && ev.result) return t(`learn.${lesson}.done`);
-  // A touch screen has no Space bar: its words name none (the lessons that name a key).
-  if (TOUCH_ONLY() && lesson === "c1" && ev.phase === "setup") return t("learn.c1.setupTouch");
-  return t(`learn.${lesson}.${ev.phase}`);
+  // A touch screen has no keys: words that name one have a twin that names none.
+  const key = `learn.${lesson}.${ev.phase}`;
+  return t(touchOnly() && has(`${key}Touch`) ? `${key}Touch` : key);
 }
 
 /** A screen with no mouse nor keyboard at hand (a phone): as the CSS hides the keys. */
-const TOUCH_ONLY = () => globalThis.matchMedia?.("(pointer: coarse), (hover: none)").matches ?? false;
+const touchOnly = () => !!globalThis.matchMedia?.("(pointer: coarse), (hover: none)").matches;
 
 /** The practice game: lessons on the live table, a coach, skip at any time; ?practice=N starts at lesson N. */
 export function practicePage(app, first = 1) {

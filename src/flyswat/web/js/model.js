@@ -182,7 +182,7 @@ const HANDLERS = {
   over(s, msg, now) {
     s.table = msg.table;
     // The players as the game ended: its results keep their names when one leaves after it.
-    s.endSeats = msg.table.players.map((p) => ({ name: p.name, kind: p.kind, bot_account: !!p.bot_account }));
+    s.endSeats = msg.table.players.map((p) => ({ name: p.name, kind: p.kind, botAccount: !!p.bot_account }));
     s.result = msg.result;
     s.recordUrl = msg.record_url;
     s.effects.push({ type: "checkSeed", seed: msg.seed, commitment: msg.commitment });
