@@ -53,6 +53,8 @@ class Round:
     done: set[int] = field(default_factory=set)
     #: Seats done because their player dropped (:meth:`Game.away`), who may come back.
     away: set[int] = field(default_factory=set)
+    #: How many times each seat came back into the round (:meth:`Game.back`).
+    backs: dict[int, int] = field(default_factory=dict)
     closed: bool = False
     won: list[tuple[int, Card]] = field(default_factory=list)
     penalties: list[tuple[int, Card]] = field(default_factory=list)
@@ -295,6 +297,7 @@ class Game:
             raise IllegalActionError("this seat did not drop out of an open round", "not_away")
         r.away.discard(seat)
         r.done.discard(seat)
+        r.backs[seat] = r.backs.get(seat, 0) + 1
 
     def round_complete(self) -> bool:
         """True when every seat has laid all its hands or said it is done (R21).

@@ -3,7 +3,7 @@ limits per connection and per seat."""
 
 from __future__ import annotations
 
-from flyswat.table import context
+from flyswat.table import context, sessions
 from flyswat.table import events as ev
 from flyswat.table.core import Table
 from flyswat.table.io import Join, Sources
@@ -226,3 +226,24 @@ def test_a_round_with_a_player_back_is_rebuilt_the_same_from_the_store() -> None
     rebuilt, _ = Table.restore("TESTAB", h.stored, Sources.fixed(), h.now)
     assert rebuilt.game is not None and rebuilt.game.round is not None
     assert 1 not in rebuilt.game.round.done and 1 not in rebuilt.game.round.away
+
+
+def test_a_seat_that_keeps_dropping_comes_back_into_a_round_a_bounded_number_of_times() -> None:
+    """Each drop and return is stored (``away``, ``back``): a seat that drops and reconnects
+    over and over in one round comes back at most :data:`sessions.BACKS_A_ROUND` times, so
+    that it cannot fill the table's log; after that it stays out of the round, told why."""
+    h = Harness(seats=3, slap_window_ms=8000)
+    h.started()
+    h.open_round()
+    turn = len(h.game.turns)
+    conn = 2
+    for _ in range(20):
+        h.gone(conn)
+        conn += 10  # a new socket each time
+        h.now += 400  # past the seat's rate limit, within the round's window
+        h.say(conn, type="hello", token=h.tokens[1])
+    backs = [e for e in h.stored if isinstance(e, ev.Back)]
+    aways = [e for e in h.stored if isinstance(e, ev.Away)]
+    assert len(backs) == sessions.BACKS_A_ROUND and len(aways) == sessions.BACKS_A_ROUND + 1
+    h.say(conn, type="slap", card=h.allowed_card().text, ms=400, turn=turn)
+    assert h.last(conn, "error")["code"] == "done"

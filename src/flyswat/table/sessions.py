@@ -127,12 +127,20 @@ def forget(t: Context, conn_id: int, now: float) -> None:
         turns.maybe_close(t, now)
 
 
+#: How many times a seat may come back into one round it dropped out of: each drop and
+#: return is stored, and a seat that drops over and over must not fill the table's log.
+BACKS_A_ROUND = 2
+
+
 def back(t: Context, seat: int, now: float) -> None:
     """``seat``, not waited for since it dropped, is back while the round's window is still
-    open for it: it lays hands again (its window is the one it had)."""
+    open for it (and it has not come back :data:`BACKS_A_ROUND` times already): it lays hands
+    again (its window is the one it had)."""
     game, clock = t.game, t.clock
     r = game.round if game is not None else None
     if game is None or r is None or clock is None or seat not in r.away:
+        return
+    if r.backs.get(seat, 0) >= BACKS_A_ROUND:
         return
     end = clock.deadline([seat])
     if end is not None and now < end:
