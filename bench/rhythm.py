@@ -221,6 +221,12 @@ def alive(server: ServerProcess | Servers) -> bool:
         return False
 
 
+def hot_path(server: ServerProcess) -> str:
+    """How the server runs its hot path (``/health``'s ``hot_path``: compiled, or not; a
+    server from before ``hatch_build.py`` says nothing: interpreted)."""
+    return str(httpx.get(server.http + "/health", timeout=5).json().get("hot_path", "interpreted"))
+
+
 def tree_cpu(server: ServerProcess | Servers) -> tuple[float, float]:
     """``(user, system)`` CPU seconds of the server and its workers (``--workers``)."""
     times = [cpu_times(pid) for pid in server.pids()]
@@ -263,9 +269,14 @@ def source(arg: str, workdir: Path) -> Source:
     out = workdir / f"src-{commit}"
     if not out.exists():
         out.mkdir(parents=True)
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit, "src"],
+        has = ["git", "-C", str(ROOT), "cat-file", "-e", f"{commit}:hatch_build.py"]
+        hook = subprocess.run(has, capture_output=True).returncode == 0
+        paths = ["src", "hatch_build.py"] if hook else ["src"]
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit, *paths],
                                  capture_output=True, check=True)  # fmt: skip
         subprocess.run(["tar", "-x", "-C", str(out)], input=archive.stdout, check=True)
+        if hook:  # its hot path compiled, as its install would (flyswat.native loads it)
+            subprocess.run([sys.executable, str(out / "hatch_build.py")], check=True)
     return Source(out / "src", commit, commit)
 
 
@@ -306,6 +317,7 @@ def step(players: int, src: Source, args: argparse.Namespace, workdir: Path) -> 
         try:
             for server in servers:
                 server.start()
+            fig["hot_path"] = hot_path(servers[0])
             nodes = servers[:-1] if src.reads and args.pages_apart else servers
             pages = servers[-1] if len(nodes) < len(servers) else None
             if pages is not None and args.pages_nice:  # its SQL threads, made later, inherit it

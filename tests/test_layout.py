@@ -21,16 +21,17 @@ ALLOWED: dict[str, set[str]] = {
     "wire": {"core"},
     "bucket": set(),
     "options": set(),
+    "native": set(),
     "table": {"core", "record", "arbiter", "bots", "protocol", "wire", "players", "bucket"},
     "fairplay": {"core", "record", "bots"},
     "server": {"core", "record", "arbiter", "bots", "protocol", "wire", "table", "players"}
-    | {"bucket", "options", "extras", "fairplay"},
+    | {"bucket", "options", "extras", "fairplay", "native"},
     "client": {"core", "bots", "wire", "env"},
     "extras": {"core"},
     "sim": {"core", "record", "bots", "extras"},
     "env": {"core", "record", "bots", "sim"},
     "cli": {"core", "record", "bots", "server", "sim", "extras"},
-    "__init__": {"core"},
+    "__init__": {"core", "native"},
     "__main__": {"cli"},
 }
 

@@ -10,6 +10,7 @@ The pure core (no I/O, no clock, no global random state):
 - :mod:`flyswat.errors` — the few exception types.
 """
 
+from flyswat import native as native  # first: the compiled hot path, where there is one
 from flyswat.cards import DECK, Card, Colour
 from flyswat.engine import Game, Result, Round, Turn
 from flyswat.errors import FlyswatError, IllegalActionError, MalformedError

@@ -22,6 +22,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
+from flyswat import native
 from flyswat import protocol as p
 from flyswat.bots import LEVELS
 from flyswat.errors import IllegalActionError, MalformedError
@@ -78,7 +79,8 @@ class TableRoutes:
         cluster, tables = self.runner.cluster, self.runner.directory.tables
         return JSONResponse({"ok": True, "tables": len(tables), "pid": os.getpid(),
                              "node": cluster.node if cluster else None,
-                             "nodes": len(cluster.peers) if cluster else 1})  # fmt: skip
+                             "nodes": len(cluster.peers) if cluster else 1,
+                             "hot_path": native.STATE.how})  # fmt: skip
 
     async def ready(self, _: Request) -> JSONResponse:
         """Ready: started, its store reachable, not shutting down."""

@@ -13,6 +13,7 @@ import gc
 import logging
 import sys
 
+from flyswat import native
 from flyswat.server import operator, settings
 from flyswat.server.app import build_app, build_pages_app
 from flyswat.server.store import Store
@@ -80,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
     if count > 1 and args.worker_slot is None:
         db = make_url(conf.db).render_as_string(hide_password=True)
         print(f"flyswat: open http://{conf.host}:{conf.port}/  (store: {db}; {count} workers "
-              f"on ports {conf.port + 1}-{conf.port + count})", flush=True)  # fmt: skip
+              f"on ports {conf.port + 1}-{conf.port + count}; {_hot_path()})",
+              flush=True)  # fmt: skip
         Store(conf.db).close()  # the schema migrated once, before the workers open it
         argv = sys.argv[sys.argv.index("serve") + 1 :] if "serve" in sys.argv else []
         return workers.supervise(_without_workers(argv), count)
@@ -117,12 +119,18 @@ def run(args: argparse.Namespace) -> int:
                     stall_log_ms=conf.stall_log_ms, writer=conf.writer)  # fmt: skip
     if slot is None:
         db = make_url(conf.db).render_as_string(hide_password=True)
-        print(f"flyswat: open http://{conf.host}:{conf.port}/  (store: {db}; node {node_id})",
-              flush=True)  # fmt: skip
+        print(f"flyswat: open http://{conf.host}:{conf.port}/  (store: {db}; node {node_id}; "
+              f"{_hot_path()})", flush=True)  # fmt: skip
     serve(app, conf.host, conf.port, conf.limits, sockets=listen,
           before_shutdown=app.state.hand_over,
           proxies=tuple(sorted(conf.trusted_proxies)))  # fmt: skip
     return 0
+
+
+def _hot_path() -> str:
+    """How the hot path runs here (:mod:`flyswat.native`), for the first line a node prints."""
+    state = native.STATE
+    return "hot path compiled" if state.compiled else f"hot path interpreted: {state.why}"
 
 
 def _without_workers(argv: list[str]) -> list[str]:

@@ -51,7 +51,7 @@ def reveal(t: Context, seat: int, now: float, auto: bool = False) -> None:
     card = game.draw[seat][0]
     t.emit(ev.Revealed(turn=len(game.turns) + 1, seat=seat, card=card.text, auto=auto))
     turn = game.turns[-1]
-    if game.round is not None:
+    if t.running().round is not None:  # the reveal opened one (read anew: the game moved)
         open_round(t, now, announce=auto)
         return
     opened, n = turn.round is not None, len(game.turns)
@@ -80,7 +80,7 @@ def schedule_turn(t: Context, now: float) -> None:
     if seat.is_bot and seat.level is not None:
         delay = bots.reveal_delay_ms(seat.level, t.sources.rng) * t.bot_pace
     else:
-        delay = t.options.turn_timeout_ms
+        delay = float(t.options.turn_timeout_ms)
     t.turn_due = now + delay
 
 
