@@ -31,7 +31,16 @@ from harness.generator import end_generators, generator_main
 from harness.procs import ServerProcess, cpu_times
 from harness.rhythm import RhythmPlan
 from harness.server import free_port
-from rhythm import JOINS_IN_FLIGHT, ROOT, figures, has_limits, source, stall_args, tree_cpu
+from rhythm import (
+    JOINS_IN_FLIGHT,
+    ROOT,
+    figures,
+    has_limits,
+    hot_path,
+    source,
+    stall_args,
+    tree_cpu,
+)
 
 
 def one_round(srcs: list[Any], args: argparse.Namespace, workdir: Path, k: int,
@@ -56,6 +65,7 @@ def one_round(srcs: list[Any], args: argparse.Namespace, workdir: Path, k: int,
             )
             server.start()
             servers.append(server)
+        hot = [hot_path(server) for server in servers]
         for i, server in enumerate(servers):
             plan = RhythmPlan(server.http, args.players // 4, duration_s=args.duration,
                               joins_in_flight=JOINS_IN_FLIGHT // 2, seed=args.seed + 10 * k + i,
@@ -88,7 +98,8 @@ def one_round(srcs: list[Any], args: argparse.Namespace, workdir: Path, k: int,
             cpu = {"server": (sum(cpu1[i]) - sum(cpu0[i])) / window,
                    f"g{i}": (sum(cpu1[n + i]) - sum(cpu0[n + i])) / window}  # fmt: skip
             fig = figures([report], cpu)
-            fig |= {"server": src.label, "commit": src.commit, "round": k, "players": args.players}
+            fig |= {"server": src.label, "commit": src.commit, "round": k, "players": args.players,
+                    "hot_path": hot[i]}  # fmt: skip
             out.append(fig)
         return out
     finally:
