@@ -95,27 +95,21 @@ def build(src: Path, out: Path) -> str | None:
         suffix = sysconfig.get_config_var("EXT_SUFFIX")
         files = {p.relative_to(staged).as_posix() for p in staged.rglob(f"*{suffix}")}
         lib = next((f for f in files if "/" not in f and "__mypyc" in f), None)
-        manifest: dict[str, Any] = {
-            "suffix": suffix,
-            "lib": lib.split(".")[0] if lib else None,
-            "modules": {
-                m[: -len(".py")].replace("/", "."): {
-                    "file": m[: -len(".py")] + suffix,
-                    "sha256": digest(src / m),
-                }
-                for m in MODULES
-            },
-        }
-        missing = [m["file"] for m in manifest["modules"].values() if m["file"] not in files]
+        modules = {m[: -len(".py")]: m for m in MODULES}
+        missing = [stem + suffix for stem in modules if stem + suffix not in files]
         if missing or lib is None:
             return f"mypyc made no {', '.join(missing) or 'shared library'}"
+        manifest = {
+            "suffix": suffix,
+            "lib": lib.split(".")[0],
+            "modules": {
+                stem.replace("/", "."): {"file": stem + suffix, "sha256": digest(src / path)}
+                for stem, path in modules.items()
+            },
+        }
         (staged / MANIFEST).write_text(json.dumps(manifest, indent=1))
-        old = out.with_name(out.name + ".old")
-        shutil.rmtree(old, ignore_errors=True)
-        if out.exists():
-            out.rename(old)
+        shutil.rmtree(out, ignore_errors=True)  # a loaded extension stays mapped: safe
         shutil.copytree(staged, out)
-        shutil.rmtree(old, ignore_errors=True)
     return None
 
 

@@ -80,7 +80,7 @@ def install(build: Path = BUILD, src: Path = SRC) -> State:
     if os.environ.get("FLYSWAT_NATIVE") == "0":
         return State("interpreted", "FLYSWAT_NATIVE=0")
     suffix = str(sysconfig.get_config_var("EXT_SUFFIX"))
-    if any(Path(__file__).parent.rglob("*" + suffix)):  # a wheel's: beside their sources
+    if any(Path(__file__).parent.glob("*" + suffix)):  # a wheel's: beside their sources
         return State("wheel", "installed compiled")
     try:
         manifest = json.loads((build / "manifest.json").read_text())

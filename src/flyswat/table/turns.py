@@ -51,7 +51,7 @@ def reveal(t: Context, seat: int, now: float, auto: bool = False) -> None:
     card = game.draw[seat][0]
     t.emit(ev.Revealed(turn=len(game.turns) + 1, seat=seat, card=card.text, auto=auto))
     turn = game.turns[-1]
-    if t.running().round is not None:  # the reveal opened one (read anew: the game moved)
+    if t.running().round is not None:  # opened and still open (on an empty centre it closed)
         open_round(t, now, announce=auto)
         return
     opened, n = turn.round is not None, len(game.turns)
