@@ -45,6 +45,9 @@ MODULES = (
     "flyswat/table/turns.py",
     "flyswat/server/connection.py",
     "flyswat/server/frames.py",
+    "flyswat/engine.py",
+    "flyswat/view.py",
+    "flyswat/server/executor.py",
 )
 MANIFEST = "manifest.json"
 

@@ -16,6 +16,7 @@ import math
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 from flyswat.cards import Card, Colour
 from flyswat.errors import IllegalActionError, MalformedError
@@ -107,14 +108,14 @@ class Result:
         return {"points": list(self.points), "flies": list(self.flies), "places": list(self.places)}
 
 
-def deal(rules: Rules, seed: Seed, start: int = 0) -> tuple[list[Card], list[list[Card]]]:
+def deal(rules: Rules, seed: object, start: object = 0) -> tuple[list[Card], list[list[Card]]]:
     """Shuffle (R5), remove (R6) and deal (R7): ``(removed, piles)``, piles top card first.
 
     The k-th card after the removed ones goes to seat ``(start + k) % seats``; each seat's
     cards keep the order in which it got them, so the first card it receives is its top card.
     """
-    _check_seat(rules, start)
-    deck = shuffled(seed)
+    start = _check_seat(rules, start)
+    deck = shuffled(seed)  # it checks the seed (bad_seed)
     removed, rest = deck[: rules.remove], deck[rules.remove :]
     piles: list[list[Card]] = [[] for _ in range(rules.seats)]
     for k, card in enumerate(rest):
@@ -122,9 +123,17 @@ def deal(rules: Rules, seed: Seed, start: int = 0) -> tuple[list[Card], list[lis
     return removed, piles
 
 
-def _check_seat(rules: Rules, seat: int) -> None:
+# The public entry points take ``object`` where a caller may pass anything (a seat, a card,
+# a time, a seed from a message or a record) and check it here: compiled (hatch_build.py),
+# a parameter typed ``int`` would turn ``True`` into 1 and answer ``"1"`` with a TypeError
+# instead of the engine's own MalformedError.
+
+
+def _check_seat(rules: Rules, seat: object) -> int:
+    """``seat`` if it is a seat of the table (an int, not a bool), else MalformedError."""
     if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < rules.seats:
         raise MalformedError(f"no seat {seat!r} at a table of {rules.seats}", "bad_seat")
+    return seat
 
 
 def _is_reaction_time(ms: object) -> bool:
@@ -147,15 +156,15 @@ class Game:
         rules: Rules,
         piles: Sequence[Iterable[Card]],
         *,
-        start: int = 0,
+        start: object = 0,
         removed: Sequence[Card] = (),
-        seed: Seed | None = None,
+        seed: object = None,
     ) -> None:
         """Raises :class:`MalformedError` unless the deal and removed cards hold each card once."""
-        _check_seat(rules, start)
+        start = _check_seat(rules, start)
         self.rules = rules
-        self.seed = seed
-        self.start = start
+        self.seed = cast(Seed | None, seed)
+        self.start: int = start
         self.removed: tuple[Card, ...] = tuple(removed)
         self.dealt: tuple[tuple[Card, ...], ...] = tuple(tuple(p) for p in piles)
         self._check_deal()
@@ -171,7 +180,7 @@ class Game:
         self._ending = False
 
     @classmethod
-    def new(cls, rules: Rules, seed: Seed, start: int = 0) -> Game:
+    def new(cls, rules: Rules, seed: object, start: object = 0) -> Game:
         """A fresh game: the deck shuffled by ``seed`` and dealt from ``start`` (R5–R7, R9)."""
         removed, piles = deal(rules, seed, start)
         return cls(rules, piles, start=start, removed=removed, seed=seed)
@@ -241,9 +250,9 @@ class Game:
 
     # -- slap rounds -----------------------------------------------------------------------
 
-    def check_slap(self, seat: int, card: Card) -> Round:
+    def check_slap(self, seat: object, card: object) -> Round:
         """The open round if ``seat`` may lay a hand on ``card`` now; raises if not (R16, R21)."""
-        _check_seat(self.rules, seat)
+        seat = _check_seat(self.rules, seat)
         if not isinstance(card, Card):
             raise MalformedError(f"not a card: {card!r}", "bad_card")
         r = self.round
@@ -262,7 +271,7 @@ class Game:
             )
         return r
 
-    def slap(self, seat: int, card: Card, ms: float | None = None) -> Slap:
+    def slap(self, seat: object, card: object, ms: object = None) -> Slap:
         """``seat`` lays a hand on ``card`` (R16); where it stacks is decided when the round
         closes (R17: by ``ms``, ties by arrival).
 
@@ -271,14 +280,14 @@ class Game:
         if ms is not None and not _is_reaction_time(ms):
             raise MalformedError(f"a reaction time is a number of ms >= 0, not {ms!r}", "bad_ms")
         r = self.check_slap(seat, card)
-        s = Slap(seat, card, ms)
+        s = Slap(cast(int, seat), cast(Card, card), cast(float | None, ms))
         r.slaps.append(s)
-        r.laid_by[seat] = r.laid_by.get(seat, 0) + 1
+        r.laid_by[s.seat] = r.laid_by.get(s.seat, 0) + 1
         return s
 
-    def done(self, seat: int) -> None:
+    def done(self, seat: object) -> None:
         """``seat`` says it will lay no more hands this round (R21)."""
-        _check_seat(self.rules, seat)
+        seat = _check_seat(self.rules, seat)
         if self.round is None:
             raise IllegalActionError("no slap round is open", "no_round")
         self.round.done.add(seat)

@@ -30,7 +30,7 @@ Seed = int | str
 _U32 = 2**32
 
 
-def seed_text(seed: Seed) -> bytes:
+def seed_text(seed: object) -> bytes:
     """The seed's canonical bytes (step 1)."""
     if isinstance(seed, bool) or not isinstance(seed, int | str):
         raise MalformedError(f"a seed is a string or an integer, not {seed!r}", "bad_seed")
@@ -44,12 +44,12 @@ def seed_text(seed: Seed) -> bytes:
         ) from None
 
 
-def commitment(seed: Seed) -> str:
+def commitment(seed: object) -> str:
     """SHA-256 of the seed's text, hex: published before the game, checked after it."""
     return hashlib.sha256(seed_text(seed)).hexdigest()
 
 
-def _numbers(seed: Seed) -> Iterator[int]:
+def _numbers(seed: object) -> Iterator[int]:
     base = seed_text(seed) + b":"
     k = 0
     while True:
@@ -58,7 +58,7 @@ def _numbers(seed: Seed) -> Iterator[int]:
         k += 1
 
 
-def shuffled(seed: Seed) -> list[Card]:
+def shuffled(seed: object) -> list[Card]:
     """The whole deck shuffled by ``seed``, top card first (steps 2–4)."""
     deck = list(DECK)
     numbers = _numbers(seed)

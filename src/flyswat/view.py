@@ -170,13 +170,16 @@ class View:
         )  # fmt: skip
 
 
-def _check_view_seat(game: Game, seat: int | None) -> None:
+def _check_view_seat(game: Game, seat: object) -> int | None:
+    """``seat`` if it is None (a spectator) or a seat of the table, else MalformedError (a
+    parameter typed ``int`` would, compiled, take ``True`` for 1: engine.py says more)."""
+    if seat is None:
+        return None
     n = game.rules.seats
-    if seat is not None and (
-        not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < n
-    ):
+    if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < n:
         # A negative seat would otherwise index another player's won pile from the end.
         raise MalformedError(f"no seat {seat!r} at a table of {n}", "bad_seat")
+    return seat
 
 
 def _texts(cards: Iterable[Card]) -> list[str]:
@@ -187,11 +190,11 @@ def _pairs(ps: Iterable[tuple[int, Card]]) -> list[dict[str, Any]]:
     return [{"seat": s, "card": c.text} for s, c in ps]
 
 
-def view_json(game: Game, seat: int | None) -> dict[str, Any]:
+def view_json(game: Game, seat: object) -> dict[str, Any]:
     """``view(game, seat).to_json()``, made straight from the game: what a table sends, at
     every message of every round, without the :class:`View` in between (R25 as
     :func:`view` says it; ``tests/test_view.py`` holds the two equal)."""
-    _check_view_seat(game, seat)
+    seat = _check_view_seat(game, seat)
     r = game.round
     open_round = None
     if r is not None:
@@ -237,13 +240,13 @@ def view_json(game: Game, seat: int | None) -> dict[str, Any]:
     }
 
 
-def view(game: Game, seat: int | None) -> View:
+def view(game: Game, seat: object) -> View:
     """What ``seat`` may see of ``game`` now (R25); ``None`` for a spectator.
 
     Raises :class:`MalformedError` (``bad_seat``) for a seat that is not at the table.
     """
     n = game.rules.seats
-    _check_view_seat(game, seat)
+    seat = _check_view_seat(game, seat)
     r = game.round
     open_round = None
     if r is not None:

@@ -10,7 +10,11 @@ connection a
 got.
 
 It keeps no table itself: it is handed them, and finds a timer's table in the node's
-directory (``tables``), which it tells when a table may be finished (``idle``).
+directory (``tables``), which it tells when a table may be finished (``idle``). What it asks
+of a table and of a link is :class:`Ticking` and :class:`Outlet` (a
+:class:`~flyswat.table.core.Table` and a :class:`~flyswat.server.connection.Link` are
+those): compiled (``hatch_build.py``), a protocol is taken as it comes, so its tests drive it
+with stand-ins.
 """
 
 from __future__ import annotations
@@ -24,15 +28,14 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from flyswat.errors import IllegalActionError
-from flyswat.server.connection import WATCHER_PING_EVERY_S, Link, Pinger
+from flyswat.server.connection import WATCHER_PING_EVERY_S, Pinger
 from flyswat.server.frames import text_frame
 from flyswat.server.store import Store
 from flyswat.server.writer import Writer
 from flyswat.server.writer_process import WriterProcess
-from flyswat.table.core import Table
 from flyswat.table.events import Closed
 from flyswat.table.io import Command, Fanout, Gone, Outcome, Rtt, Tick
 
@@ -42,6 +45,40 @@ log = logging.getLogger("flyswat.server")
 #: featured game's thousands of writes are spread over loop turns, so that the players'
 #: messages that come meanwhile are read between them.
 WATCHER_BATCH = 500
+
+
+class Ticking(Protocol):
+    """What the executor asks of a table (:class:`flyswat.table.core.Table`)."""
+
+    @property
+    def code(self) -> str: ...
+
+    @property
+    def wake_at(self) -> float | None: ...
+
+    def handle(self, command: Command, now: float) -> Outcome: ...
+
+    def observe(self, rtt: Rtt, now: float) -> None: ...
+
+    def delivered(self, conn_id: int, turn: int, now: float) -> None: ...
+
+
+class Outlet(Protocol):
+    """What the executor asks of a connection's link (:class:`flyswat.server.connection.Link`)."""
+
+    @property
+    def id(self) -> int: ...
+
+    def send(self, frame: bytes, mark: int | None = None, later: bool = False) -> None: ...
+
+    def flush(self) -> None: ...
+
+    def close(self, code: int, reason: str) -> None: ...
+
+    def moved(self, url: str | None) -> None: ...
+
+
+L = TypeVar("L", bound=Outlet)
 
 
 @dataclass(slots=True)
@@ -64,7 +101,7 @@ class Executor:
     """Store, then tell; the tables' timers; the connections' writes."""
 
     def __init__(
-        self, store: Store, tables: Mapping[str, Table], idle: Callable[[Table], None],
+        self, store: Store, tables: Mapping[str, Ticking], idle: Callable[[Ticking], None],
         clock: Callable[[], float] = monotonic_ms,
     ) -> None:  # fmt: skip
         """``tables``: the node's tables by code (a timer's table is looked up there);
@@ -74,9 +111,9 @@ class Executor:
         self.tables = tables
         self.idle = idle
         self.clock = clock
-        self.links: dict[int, Link] = {}
-        self._dirty: list[Link] = []  # links with frames to write at the end of the turn
-        self._later: deque[Link] = deque()  # spectators' links, written after them
+        self.links: dict[int, Outlet] = {}
+        self._dirty: list[Outlet] = []  # links with frames to write at the end of the turn
+        self._later: deque[Outlet] = deque()  # spectators' links, written after them
         self._flushing = False  # a flush is planned
         self.pinger = Pinger()
         self.watch_pinger = Pinger(WATCHER_PING_EVERY_S)
@@ -105,7 +142,7 @@ class Executor:
 
     # -- the one rule ----------------------------------------------------------------------
 
-    def run(self, table: Table, command: Command) -> Outcome:
+    def run(self, table: Ticking, command: Command) -> Outcome:
         """Hand ``command`` to ``table`` now and carry out the outcome; a refused HTTP
         command raises :class:`~flyswat.errors.FlyswatError` having changed nothing."""
         if self.draining:
@@ -114,19 +151,19 @@ class Executor:
         self.carry_out(table, outcome)
         return outcome
 
-    def observe(self, table: Table, rtt: Rtt) -> None:
+    def observe(self, table: Ticking, rtt: Rtt) -> None:
         """A round trip measured on a connection of ``table``: it changes what the arbiter
         allows, nothing to store, tell or wake for."""
         if not self.draining:
             table.observe(rtt, self.clock())
 
-    async def act(self, table: Table, command: Command) -> Outcome:
+    async def act(self, table: Ticking, command: Command) -> Outcome:
         """:meth:`run`, returning once the outcome's events are stored (an HTTP reply)."""
         outcome = self.run(table, command)
         await self.stored(table)
         return outcome
 
-    async def stored(self, table: Table) -> None:
+    async def stored(self, table: Ticking) -> None:
         """Return once everything ``table`` did so far is stored and told."""
         untold = self._untold.get(table.code)
         if untold:
@@ -138,7 +175,7 @@ class Executor:
         """Table ``code`` has outcomes not yet stored or told."""
         return code in self._untold
 
-    def carry_out(self, table: Table, outcome: Outcome) -> None:
+    def carry_out(self, table: Ticking, outcome: Outcome) -> None:
         """Store the events, then (once they are committed) deliver the messages and closes;
         set the table's wake-up at once. A table's outcomes are told in the order they came,
         so one that stores nothing waits behind the ones still being stored. An outcome
@@ -148,7 +185,7 @@ class Executor:
             self._carry_out(table, part)
         self._schedule(table)
 
-    def _carry_out(self, table: Table, outcome: Outcome) -> None:
+    def _carry_out(self, table: Ticking, outcome: Outcome) -> None:
         code = table.code
         untold = self._untold.get(code)
         if outcome.events and self.writer is None:
@@ -162,7 +199,7 @@ class Executor:
         else:
             self.tell(outcome)
 
-    def _committed(self, table: Table, entry: _Untold) -> None:
+    def _committed(self, table: Ticking, entry: _Untold) -> None:
         entry.storing = False  # stored: told once those before it are
         untold = self._untold.get(table.code)
         while untold and not untold[0].storing:
@@ -217,7 +254,7 @@ class Executor:
     # thousands of them closed them all at its end in one go (docs/BENCHMARKS.md, *One
     # timer for every table*).
 
-    def _schedule(self, table: Table) -> None:
+    def _schedule(self, table: Ticking) -> None:
         wake, code = table.wake_at, table.code
         if self._wakes.get(code) == wake:
             return  # the wake-up set is the one (most commands change no deadline)
@@ -290,7 +327,7 @@ class Executor:
 
     # -- connections -----------------------------------------------------------------------
 
-    def link(self, table: Table, make: Callable[[int, Callable[[int], None]], Link]) -> Link:
+    def link(self, table: Ticking, make: Callable[[int, Callable[[int], None]], L]) -> L:
         """A new connection to ``table``: ``make(id, on_sent)`` builds its link."""
         conn = next(self._ids)
 
@@ -303,20 +340,20 @@ class Executor:
         self.links[conn] = link
         return link
 
-    def unlink(self, table: Table, link: Link) -> None:
+    def unlink(self, table: Ticking, link: Outlet) -> None:
         """``link`` closed: tell its table, forget the link."""
         self.links.pop(link.id, None)
         if table.code in self.tables and not self.draining:
             self.run(table, Gone(link.id))
             self.idle(table)
 
-    def flush_soon(self, link: Link) -> None:
+    def flush_soon(self, link: Outlet) -> None:
         """Write ``link``'s frames at the end of this loop turn, with every other link's:
         one write per connection per turn, however many messages it got."""
         self._dirty.append(link)
         self._plan_flush()
 
-    def flush_later(self, link: Link) -> None:
+    def flush_later(self, link: Outlet) -> None:
         """Write the frames of a spectator's ``link`` after every link of :meth:`flush_soon`,
         :data:`WATCHER_BATCH` spectators a loop turn: a fan-out to thousands never holds up
         the players' own messages, coming or going, for long."""

@@ -14,11 +14,12 @@ does nothing itself.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import cast
 
 from flyswat.server.admission import Admission
 from flyswat.server.cluster import Cluster
 from flyswat.server.directory import Directory
-from flyswat.server.executor import Executor, monotonic_ms
+from flyswat.server.executor import Executor, Ticking, monotonic_ms
 from flyswat.server.limits import Limits
 from flyswat.server.node import Node
 from flyswat.server.settings import MAX_SPECTATORS
@@ -50,7 +51,11 @@ class Runner:
         self.store = store
         self.cluster = cluster
         tables: dict[str, Table] = {}
-        self.executor = Executor(store, tables, lambda table: self.directory.forget(table), clock)
+
+        def forget(table: Ticking) -> None:  # the executor's tables are these Tables
+            self.directory.forget(cast(Table, table))
+
+        self.executor = Executor(store, tables, forget, clock)
         self.directory = Directory(store, self.executor, tables, bot_pace=bot_pace,
                                    sources=sources, limits=limits or Limits(),
                                    audience=Audience(max_spectators))  # fmt: skip
