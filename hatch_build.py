@@ -1,16 +1,17 @@
 """The server's hot path compiled with mypyc, at install (docs/BENCHMARKS.md, *The hot path
 compiled*).
 
-The table, the wire and the socket's session are plain, strictly typed Python; mypyc turns
-those modules into C extensions that run the same code with less of the interpreter (the
-tables alone: 12 % less CPU a message; the whole server: 7 %). Nothing else changes: the same
-sources, the same tests, and a machine without a C compiler runs them interpreted.
+The table, the rules core, the wire, the executor and the socket's session are plain, strictly
+typed Python; mypyc turns those modules into C extensions that run the same code with less of
+the interpreter (the whole server: about 12 % less CPU than interpreted). Nothing else
+changes: the same sources, the same tests, and a machine without a C compiler runs them
+interpreted.
 
 - A wheel (``uv build``): the extensions beside their sources, in the wheel.
 - The checkout (``uv sync``, an editable install): the extensions in ``build/native/`` with a
   manifest of the sources they were made from; :mod:`flyswat.native` loads them only while
   every one of those sources is unchanged, so an edited file runs as written (interpreted)
-  until the next build: ``uv run python hatch_build.py`` (about 20 s).
+  until the next build: ``uv run python hatch_build.py`` (about a minute).
 
 ``FLYSWAT_NATIVE=0`` at install skips the compile (and at run time, the loading).
 """
