@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_two_servers_play_the_rhythm_at_once_and_are_counted_apart(tmp_path: Path) -> None:
     out = tmp_path / "pair.json"
     subprocess.run([sys.executable, str(ROOT / "bench" / "pair.py"), "--players", "40",
-                    "--duration", "3", "--rounds", "1", "--server-src", "src",
+                    "--duration", "8", "--rounds", "1", "--server-src", "src",
                     "--server-src", "src", "--out", str(out)],
                    cwd=ROOT, check=True, capture_output=True, timeout=300)  # fmt: skip
     report = json.loads(out.read_text())
@@ -26,6 +26,8 @@ def test_two_servers_play_the_rhythm_at_once_and_are_counted_apart(tmp_path: Pat
     for row in rows:
         assert row["players"] == 40 and row["joins"] == 40 and not row["errors"]
         assert row["server_cpu"] > 0
-        # A ping a second each, answered; a reveal every 2 s to every seat, and the rest.
+        # A ping a second each, answered; a reveal every 2 s to every seat, and the rest. The
+        # window is long enough that a ping cut off at its edges, or one a busy machine made
+        # late, leaves a pong a second and the play above 1.0 (3 s was not: 0.97 on CI).
         assert 1.0 <= row["msgs_in_per_player"] <= 2.0 and row["msgs_out_per_player"] >= 1.2
     assert len(report["ratios"]) == 1 and report["ratios"][0] > 0
