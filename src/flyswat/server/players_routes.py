@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import secrets
 import time
 from functools import partial
@@ -62,6 +63,8 @@ class Players:
         self.runner = runner
         self.forwarder = forwarder
         self.seating = asyncio.Lock()  # Play now: one look-then-create at a time
+        #: Play now's last choice of a node (:meth:`_matchmaker`) and when it was made.
+        self._maker: tuple[float, Owner | None] = (-math.inf, None)
         self.wait_ms = play_now_wait_ms
         self.engine = runner.store.engine
         self.pages = Pages(self.engine)  # the read-only pages, and the SQL's threads
@@ -229,13 +232,25 @@ class Players:
     def _matchmaker(self) -> Owner | None:
         """The node where Play now seats its players now, if not this one (nor a request
         another node passed on): the live nodes take turns, :data:`MATCH_TURN_S` each, so
-        that players who ask together sit together, and the tables spread over nodes."""
+        that players who ask together sit together, and the tables spread over nodes. The
+        choice holds for :data:`MATCH_HOLD_S` at this node (while that node lives), so that
+        two players asking here together are not sent apart by a turn that ends between
+        them, or by a peer seen dead for a beat."""
         cluster = self.runner.cluster
-        if cluster is None or len(cluster.peers) < 2:
+        if cluster is None:
             return None
-        live = sorted(cluster.peers)
-        maker = live[int(time.time() // MATCH_TURN_S) % len(live)]
-        return None if maker == cluster.node else Owner(maker, cluster.peers[maker], True)
+        now = time.monotonic()
+        made_at, made = self._maker
+        if now - made_at < MATCH_HOLD_S and (made is None or made.node in cluster.peers):
+            return made
+        maker = None
+        if len(cluster.peers) >= 2:
+            live = sorted(cluster.peers)
+            chosen = live[int(time.time() // MATCH_TURN_S) % len(live)]
+            if chosen != cluster.node:
+                maker = Owner(chosen, cluster.peers[chosen], True)
+        self._maker = (now, maker)
+        return maker
 
     async def _play_now_elsewhere(self, request: Request, body: p.PlayerAuth) -> Response | None:
         """A seat at an open Play now table of another node (joined there), if one has one."""
@@ -359,6 +374,8 @@ class Players:
 
 #: How long each live node in turn takes every Play now request (seconds).
 MATCH_TURN_S = 10.0
+#: How long a node keeps sending Play now requests where it sent the first (seconds).
+MATCH_HOLD_S = 1.0
 
 
 def _register(conn: Connection, *, pid: str, name: str, secret: str, owner: str | None) -> None:
