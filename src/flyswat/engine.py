@@ -114,7 +114,7 @@ def deal(rules: Rules, seed: object, start: object = 0) -> tuple[list[Card], lis
     The k-th card after the removed ones goes to seat ``(start + k) % seats``; each seat's
     cards keep the order in which it got them, so the first card it receives is its top card.
     """
-    start = _check_seat(rules, start)
+    start = check_seat(rules, start)
     deck = shuffled(seed)  # it checks the seed (bad_seed)
     removed, rest = deck[: rules.remove], deck[rules.remove :]
     piles: list[list[Card]] = [[] for _ in range(rules.seats)]
@@ -129,8 +129,9 @@ def deal(rules: Rules, seed: object, start: object = 0) -> tuple[list[Card], lis
 # instead of the engine's own MalformedError.
 
 
-def _check_seat(rules: Rules, seat: object) -> int:
-    """``seat`` if it is a seat of the table (an int, not a bool), else MalformedError."""
+def check_seat(rules: Rules, seat: object) -> int:
+    """``seat`` if it is a seat of the table (an int, not a bool), else MalformedError
+    (``bad_seat``). A negative seat would otherwise index another seat's pile from the end."""
     if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < rules.seats:
         raise MalformedError(f"no seat {seat!r} at a table of {rules.seats}", "bad_seat")
     return seat
@@ -161,7 +162,7 @@ class Game:
         seed: object = None,
     ) -> None:
         """Raises :class:`MalformedError` unless the deal and removed cards hold each card once."""
-        start = _check_seat(rules, start)
+        start = check_seat(rules, start)
         self.rules = rules
         self.seed = cast(Seed | None, seed)
         self.start: int = start
@@ -252,7 +253,7 @@ class Game:
 
     def check_slap(self, seat: object, card: object) -> Round:
         """The open round if ``seat`` may lay a hand on ``card`` now; raises if not (R16, R21)."""
-        seat = _check_seat(self.rules, seat)
+        seat = check_seat(self.rules, seat)
         if not isinstance(card, Card):
             raise MalformedError(f"not a card: {card!r}", "bad_card")
         r = self.round
@@ -287,7 +288,7 @@ class Game:
 
     def done(self, seat: object) -> None:
         """``seat`` says it will lay no more hands this round (R21)."""
-        seat = _check_seat(self.rules, seat)
+        seat = check_seat(self.rules, seat)
         if self.round is None:
             raise IllegalActionError("no slap round is open", "no_round")
         self.round.done.add(seat)

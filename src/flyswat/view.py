@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flyswat.cards import Card, colour_letters
-from flyswat.engine import Game, Result, Round
-from flyswat.errors import MalformedError
+from flyswat.engine import Game, Result, Round, check_seat
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,15 +170,8 @@ class View:
 
 
 def _check_view_seat(game: Game, seat: object) -> int | None:
-    """``seat`` if it is None (a spectator) or a seat of the table, else MalformedError (a
-    parameter typed ``int`` would, compiled, take ``True`` for 1: engine.py says more)."""
-    if seat is None:
-        return None
-    n = game.rules.seats
-    if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < n:
-        # A negative seat would otherwise index another player's won pile from the end.
-        raise MalformedError(f"no seat {seat!r} at a table of {n}", "bad_seat")
-    return seat
+    """``seat`` if it is None (a spectator) or a seat of the table, else MalformedError."""
+    return None if seat is None else check_seat(game.rules, seat)
 
 
 def _texts(cards: Iterable[Card]) -> list[str]:
