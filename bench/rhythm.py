@@ -618,6 +618,8 @@ def figures(reports: list[dict[str, Any]], cpu: dict[str, float]) -> dict[str, A
     errors: Counter[str] = sum((Counter(r["errors"]) for r in reports), Counter())
     rounds = sum(r["rounds"] for r in reports)
     timeouts = sum(r["timeouts"] for r in reports)
+    by_type: Counter[str] = sum((Counter(r["received_by_type"]) for r in reports), Counter())
+    window = max(r["window_s"] for r in reports)
     server = cpu["server"]
     generator = sum(v for k, v in cpu.items() if k not in ("server", PAGES))
     return {
@@ -649,6 +651,8 @@ def figures(reports: list[dict[str, Any]], cpu: dict[str, float]) -> dict[str, A
         "event_loop": reports[0]["loop"],
         "msgs_in_per_player": sent / players,
         "msgs_out_per_player": received / players,
+        # A player's messages out a second by type (its first three letters: ``han`` hands).
+        "msgs_out_by_type": {k: round(n / window / players, 3) for k, n in sorted(by_type.items())},
         # When the slow things happened (s into the window): rounds over 100 ms, the
         # generators' lags over 25 ms, the games' ends; by 5-s bins where any was.
         "slow_by_time": slow_by_time(reports),

@@ -331,3 +331,12 @@ def test_a_links_samples_in_order_are_always_the_window_sorted(
         seen.append((now, rtt))
         window = sorted(r for t, r in seen if t >= now - 1_000.0 and r >= 0)
         assert samples.fresh(now) == window
+
+
+def test_a_link_never_asked_keeps_no_more_than_its_window() -> None:
+    """A seat that answers pings and never plays a round keeps only the window's samples."""
+    samples = _Samples(1_000.0)
+    for second in range(600):
+        samples.add(20.0 + second % 7, second * 1_000.0)
+    assert len(samples.times) == len(samples.values) == 2
+    assert samples.fresh(599_000.0) == sorted([20.0 + 598 % 7, 20.0 + 599 % 7])

@@ -43,6 +43,8 @@ class Generator:
         self.sent = 0
         self.received = 0
         self.count: Counter[str] = Counter()
+        #: Messages received by their type's first three letters (``rou``: ``round``).
+        self.kinds: Counter[bytes] = Counter()
         self.errors: Counter[str] = Counter()
         self.failures: Counter[str] = Counter()
         self.rounds: list[tuple[float, float]] = []  # (last action sent at, ms to its result)
@@ -129,7 +131,8 @@ class Generator:
     def snapshot(self) -> dict[str, Any]:
         """The running counts now."""
         return {"at": self.loop.time(), "sent": self.sent, "received": self.received,
-                "count": dict(self.count), "errors": dict(self.errors)}  # fmt: skip
+                "count": dict(self.count), "errors": dict(self.errors),
+                "kinds": {k.decode(): n for k, n in self.kinds.items()}}  # fmt: skip
 
     async def measure(self, t0: float) -> dict[str, Any]:
         """Play on through the window ``[t0, t0 + duration_s)`` of the loop's clock, wait
@@ -165,6 +168,7 @@ class Generator:
             "slow_lags": [(at - t0, ms) for at, ms in self.lag_ms if inside(at) and ms > 25],
             "games_over_at": [at - t0 for at in self.games_over_at if inside(at)],
             "window": dict(count),
+            "received_by_type": dict(Counter(after["kinds"]) - Counter(before["kinds"])),
             "window_errors": dict(Counter(after["errors"]) - Counter(before["errors"])),
             "total": after["count"],
             "errors": after["errors"],

@@ -102,6 +102,7 @@ class Player:
         gen = self.gen
         gen.received += 1
         kind = data[9:12] if data.startswith(_TYPE) else b""
+        gen.kinds[kind] += 1
         if kind == b"pin" and data.startswith(_PING):
             ping_id = data[len(_PING) : -1]
             if ping_id.isdigit() and data.endswith(b"}"):

@@ -37,7 +37,6 @@ make (``now - sent_at - A``) is at or past the window's edge (:class:`RoundClock
 
 from __future__ import annotations
 
-import bisect
 from collections import deque
 from collections.abc import Iterable, Mapping
 
@@ -147,34 +146,49 @@ class Link:
 
 class _Samples:
     """Round trips (ms) by when they were measured, within a window that ends at ``now``, and
-    the same kept in order, so that no question asked of them sorts anything.
+    the same in order, sorted only when asked after a change.
+
+    A seat answers a ping every second and is asked of its round trips once a round (every
+    few seconds), so a sort of the window's few dozen floats at the question (in C, once for
+    the round's several questions) costs less than keeping them in order at every pong: a
+    ``bisect.insort`` compares through the generic sequence protocol, two for every pong of
+    every link, 3 % of a loaded server's CPU (docs/BENCHMARKS.md, *The round trips sorted
+    when asked*). The window is trimmed at every sample too, so a seat never asked keeps no
+    more than the window.
 
     Floats only, in two queues side by side: a float is none of the collector's business,
     where a ``(when, rtt)`` pair would be one more object for a young collection to walk,
     two for every pong of every link (docs/BENCHMARKS.md, *The burst's survivors*)."""
 
-    __slots__ = ("ordered", "times", "values", "window_ms")
+    __slots__ = ("_ordered", "times", "values", "window_ms")
 
     def __init__(self, window_ms: float) -> None:
         self.window_ms = window_ms
         self.times: deque[float] = deque()
         self.values: deque[float] = deque()
-        self.ordered: list[float] = []
+        self._ordered: list[float] | None = []  # None: to sort at the next question
 
     def add(self, rtt_ms: float, now: float) -> None:
         if rtt_ms >= 0:
+            self._trim(now)
             self.times.append(now)
             self.values.append(rtt_ms)
-            bisect.insort(self.ordered, rtt_ms)
+            self._ordered = None
 
-    def fresh(self, now: float) -> list[float]:
-        """The samples of the window, smallest first (not to be changed by the caller)."""
+    def _trim(self, now: float) -> None:
         times, cutoff = self.times, now - self.window_ms
         while times and times[0] < cutoff:
             times.popleft()
-            rtt = self.values.popleft()
-            del self.ordered[bisect.bisect_left(self.ordered, rtt)]
-        return self.ordered
+            self.values.popleft()
+            self._ordered = None
+
+    def fresh(self, now: float) -> list[float]:
+        """The samples of the window, smallest first (not to be changed by the caller)."""
+        self._trim(now)
+        ordered = self._ordered
+        if ordered is None:
+            ordered = self._ordered = sorted(self.values)
+        return ordered
 
 
 def effective_ms(

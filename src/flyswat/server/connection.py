@@ -28,7 +28,7 @@ from flyswat import protocol as p
 from flyswat.errors import FlyswatError, IllegalActionError, MalformedError
 from flyswat.server.frames import text_frame
 from flyswat.server.limits import Limits
-from flyswat.table.io import Message, Rtt
+from flyswat.table.io import Message
 from flyswat.table.seats import message_bucket
 
 if TYPE_CHECKING:
@@ -406,7 +406,7 @@ class Session:
             return False
         rtt = link.pong(ping_id)
         if rtt is not None:
-            self.executor.observe(self.table, Rtt(link.id, rtt, link.network()))
+            self.executor.observe(self.table, link.id, rtt, link.network())
         return True
 
     def closed(self) -> None:

@@ -37,7 +37,7 @@ from flyswat.server.store import Store
 from flyswat.server.writer import Writer
 from flyswat.server.writer_process import WriterProcess
 from flyswat.table.events import Closed
-from flyswat.table.io import Command, Fanout, Gone, Outcome, Rtt, Tick
+from flyswat.table.io import Command, Fanout, Gone, Outcome, Tick
 
 log = logging.getLogger("flyswat.server")
 
@@ -58,7 +58,9 @@ class Ticking(Protocol):
 
     def handle(self, command: Command, now: float) -> Outcome: ...
 
-    def observe(self, rtt: Rtt, now: float) -> None: ...
+    def observe(
+        self, conn: int, ms: float | None, network_ms: float | None, now: float
+    ) -> None: ...
 
     def delivered(self, conn_id: int, turn: int, now: float) -> None: ...
 
@@ -151,11 +153,14 @@ class Executor:
         self.carry_out(table, outcome)
         return outcome
 
-    def observe(self, table: Ticking, rtt: Rtt) -> None:
-        """A round trip measured on a connection of ``table``: it changes what the arbiter
-        allows, nothing to store, tell or wake for."""
+    def observe(
+        self, table: Ticking, conn: int, ms: float | None, network_ms: float | None
+    ) -> None:
+        """Round trips measured on connection ``conn`` of ``table`` (a
+        :class:`~flyswat.table.io.Rtt`'s fields, without making one a pong): they change what
+        the arbiter allows, nothing to store, tell or wake for."""
         if not self.draining:
-            table.observe(rtt, self.clock())
+            table.observe(conn, ms, network_ms, self.clock())
 
     async def act(self, table: Ticking, command: Command) -> Outcome:
         """:meth:`run`, returning once the outcome's events are stored (an HTTP reply)."""

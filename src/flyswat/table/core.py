@@ -130,7 +130,7 @@ class Table(Context):
             case Gone(conn=conn_id):
                 sessions.gone(self, conn_id, now)
             case Rtt():
-                self.observe(command, now)
+                self.observe(command.conn, command.ms, command.network_ms, now)
             case Sent(conn=conn_id, turn=turn):
                 self.delivered(conn_id, turn, now)
             case Join():
@@ -149,16 +149,18 @@ class Table(Context):
                     self.emit(ev.Expired())
         return self._end()
 
-    def observe(self, rtt: Rtt, now: float) -> None:
-        """A connection's round trip at ``now``, for its seat's arbitration: nothing is
-        stored, told or woken for (the runner's shortcut past :meth:`handle`)."""
-        conn = self.conns.get(rtt.conn)
+    def observe(self, conn_id: int, ms: float | None, network_ms: float | None,
+                now: float) -> None:  # fmt: skip
+        """Connection ``conn_id``'s round trips at ``now`` (an :class:`Rtt`'s fields), for
+        its seat's arbitration: nothing is stored, told or woken for (the runner's shortcut
+        past :meth:`handle`)."""
+        conn = self.conns.get(conn_id)
         if conn is not None and conn.seat is not None:
             link = self.seats[conn.seat].link
-            if rtt.ms is not None:
-                link.pong(rtt.ms, now)
-            if rtt.network_ms is not None:
-                link.network_rtt(rtt.network_ms, now)
+            if ms is not None:
+                link.pong(ms, now)
+            if network_ms is not None:
+                link.network_rtt(network_ms, now)
 
     def delivered(self, conn_id: int, turn: int, now: float) -> None:
         """The trigger of turn ``turn`` was handed to connection ``conn_id``'s socket at
