@@ -618,8 +618,10 @@ def figures(reports: list[dict[str, Any]], cpu: dict[str, float]) -> dict[str, A
     errors: Counter[str] = sum((Counter(r["errors"]) for r in reports), Counter())
     rounds = sum(r["rounds"] for r in reports)
     timeouts = sum(r["timeouts"] for r in reports)
-    by_type: Counter[str] = sum((Counter(r["received_by_type"]) for r in reports), Counter())
-    window = max(r["window_s"] for r in reports)
+    # (The anchor's clients count no types.)
+    by_type: Counter[str] = sum((Counter(r.get("received_by_type", {})) for r in reports),
+                                Counter())  # fmt: skip
+    window = max(r.get("window_s", 0.0) for r in reports) or 1.0
     server = cpu["server"]
     generator = sum(v for k, v in cpu.items() if k not in ("server", PAGES))
     return {
