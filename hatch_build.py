@@ -49,6 +49,7 @@ MODULES = (
     "flyswat/engine.py",
     "flyswat/view.py",
     "flyswat/server/executor.py",
+    "flyswat/table/io.py",
 )
 MANIFEST = "manifest.json"
 

@@ -257,9 +257,16 @@ def test_a_finished_table_keeps_its_record_as_text_and_no_command_outcome_betwee
     h = Harness(seats=2, bots=[{"seat": 1, "level": "normal"}], remove=90)
     (ana,) = h.started()
     out = h.table.handle(Gone(ana + 1000), h.now)  # any command: an unknown connection
-    assert h.table.out is not out and h.table.out.events == () and h.table.out.sends == ()
-    with pytest.raises(AttributeError):  # an event outside a command: a bug, failing loudly
-        h.table.out.events.append(ev.Expired())
+    between = h.table.out
+    assert between is not out and not between.events and not between.sends
+    # An event, a message or a close outside a command: a bug, failing loudly.
+    with pytest.raises(RuntimeError, match="outside a command"):
+        h.table.emit(ev.Expired())
+    with pytest.raises(RuntimeError, match="outside a command"):
+        h.table.send(ana, b"{}")
+    with pytest.raises(RuntimeError, match="outside a command"):
+        h.table.close(ana, 1000, "")
+    assert h.table.state == "playing" and not (between.events or between.sends or between.closes)
     for _ in _play_to_the_end(h, ana):
         pass
     over = h.stored[-1]

@@ -28,7 +28,7 @@ from flyswat.players.ratings import BOT_RATINGS
 from flyswat.rules import Rules
 from flyswat.shuffle import commitment
 from flyswat.table import events as ev
-from flyswat.table.io import Fanout, Outcome, Send, Sources
+from flyswat.table.io import BETWEEN, Close, Fanout, Outcome, Send, Sources
 from flyswat.table.seats import Audience, Conn, Seat
 from flyswat.view import view_json
 from flyswat.wire import Deltas, private_of
@@ -204,17 +204,30 @@ class Context:
 
     # -- the outcome being built -----------------------------------------------------------
 
+    def outcome(self) -> Outcome:
+        """The outcome of the command being handled; between two commands (``BETWEEN``)
+        nothing may be added to one: an error."""
+        out = self.out
+        if out is BETWEEN:
+            raise RuntimeError("a table's event or message outside a command")
+        return out
+
     def emit(self, event: ev.Event) -> None:
         """Apply ``event`` and list it for the store: nothing changes that is not stored."""
+        out = self.outcome()
         self.apply(event)
-        self.out.events.append(event)
+        out.events.append(event)
 
     def send(self, conn: int, message: BaseModel | bytes, mark: int | None = None) -> None:
-        self.out.sends.append(Send(conn, message, mark))
+        self.outcome().sends.append(Send(conn, message, mark))
 
     def fan_out(self, message: BaseModel | bytes) -> None:
         """One message to every spectator: one effect, encoded once for all of them."""
-        self.out.sends.append(Fanout(tuple(self.watchers), message))
+        self.outcome().sends.append(Fanout(tuple(self.watchers), message))
+
+    def close(self, conn: int, code: int, reason: str) -> None:
+        """Close connection ``conn`` with ``code`` after what was sent to it."""
+        self.outcome().closes.append(Close(conn, code, reason))
 
     def tell_everyone(self, message: BaseModel) -> None:
         """One message to every connection, seated or watching."""

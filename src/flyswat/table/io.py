@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, TypeAlias, cast
+from typing import Any, TypeAlias
 
 from pydantic import BaseModel
 
@@ -164,13 +164,13 @@ class Outcome:
         return (before, end) if before.events or before.sends or before.closes else (end,)
 
 
-#: What a table holds as its outcome between two commands: nothing can be added to it (its
-#: lists are tuples: an event or message outside a command is a bug, and fails loudly). So
-#: a command's outcome is the executor's alone once handed over, and is freed as soon as it
-#: is told, rather than kept by its table until the next command — long enough for a young
-#: collection to walk it and every message in it (docs/BENCHMARKS.md, *The burst's
-#: survivors*).
-BETWEEN = Outcome(cast(Any, ()), cast(Any, ()), cast(Any, ()))
+#: What a table holds as its outcome between two commands: nothing is added to it (the table
+#: refuses an event or message outside a command, a bug, loudly:
+#: :meth:`flyswat.table.context.Context.outcome`). So a command's outcome is the executor's
+#: alone once handed over, and is freed as soon as it is told, rather than kept by its table
+#: until the next command — long enough for a young collection to walk it and every message
+#: in it (docs/BENCHMARKS.md, *The burst's survivors*).
+BETWEEN = Outcome()
 
 
 # -- the sources of chance and wall-clock time ------------------------------------------------

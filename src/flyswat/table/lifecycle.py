@@ -27,7 +27,6 @@ from flyswat.errors import IllegalActionError, MalformedError
 from flyswat.table import events as ev
 from flyswat.table import turns
 from flyswat.table.context import Context
-from flyswat.table.io import Close
 
 #: The close code of a kicked player's socket.
 CLOSE_KICKED = 4403
@@ -177,6 +176,6 @@ def kick(t: Context, seat: int, target: int, now: float) -> None:
     s.conn = None
     if conn is not None and conn in t.conns:
         t.send(conn, p.Error(code="kicked", message="the host removed you from this table"))
-        t.out.closes.append(Close(conn, CLOSE_KICKED, "kicked"))
+        t.close(conn, CLOSE_KICKED, "kicked")
         t.conns.pop(conn, None)
     t.table_update()

@@ -16,7 +16,6 @@ from flyswat.errors import IllegalActionError
 from flyswat.table import events as ev
 from flyswat.table import turns
 from flyswat.table.context import Context
-from flyswat.table.io import Close
 from flyswat.table.seats import Conn
 from flyswat.wire import private_of
 
@@ -31,7 +30,7 @@ def hello(t: Context, conn_id: int, token: str | None, now: float) -> None:
         if not t.audience.admit():
             full = p.Error(code="spectators_full", message="this server has no room to watch")
             t.send(conn_id, full)
-            t.out.closes.append(Close(conn_id, CLOSE_FULL, "spectators_full"))
+            t.close(conn_id, CLOSE_FULL, "spectators_full")
             return
         seat = None
     else:
@@ -93,7 +92,7 @@ def drop(
     """Close ``conn_id`` (after ``error``, if given) and forget it."""
     if error is not None:
         t.send(conn_id, error)
-    t.out.closes.append(Close(conn_id, code, reason))
+    t.close(conn_id, code, reason)
     forget(t, conn_id, now)
 
 

@@ -256,7 +256,7 @@ def finish(t: Context) -> None:
     entries = [s.record_entry() for s in t.seats]
     record = to_record(game, entries, id=t.game_id, started_at=t.started_at,
                        with_commitment=True, min_reaction_ms=MIN_HUMAN_MS)  # fmt: skip
-    t.out.mark_end()
+    t.outcome().mark_end()
     t.emit(over(t, t.game_id, record))
     info = t.info()
     t.tell_all({"type": "over", "result": record["result"], "seed": str(game.seed),
