@@ -49,7 +49,6 @@ MODULES = (
     "flyswat/engine.py",
     "flyswat/view.py",
     "flyswat/server/executor.py",
-    "flyswat/table/io.py",
 )
 MANIFEST = "manifest.json"
 
