@@ -187,7 +187,11 @@ class Player:
             assert isinstance(raw, str)
             msg = json.loads(raw)
             if msg["type"] == "ping":
-                await self.send(type="pong", id=msg["id"])
+                # A ping read after the server closed the socket (it came before what the
+                # close follows, say a kick's error): what came before the close is still
+                # to be read, so the pong that can no longer go stops nothing.
+                with contextlib.suppress(ConnectionClosed):
+                    await self.send(type="pong", id=msg["id"])
                 continue
             SERVER_MESSAGE.validate_python(msg)  # every message as PROTOCOL.md says
             msg = self.wire.feed(msg)  # with the seat's whole view (protocol 3's deltas)
