@@ -26,6 +26,7 @@ class Host(Protocol):
     sent: int
     received: int
     count: Counter[str]
+    kinds: Counter[bytes]  # messages received by their type's first three letters
     errors: Counter[str]
     rounds: list[tuple[float, float]]
     last_actions: list[float]
