@@ -129,8 +129,8 @@ class Table(Context):
                 self._message(command, now)
             case Gone(conn=conn_id):
                 sessions.gone(self, conn_id, now)
-            case Rtt():
-                self.observe(command.conn, command.ms, command.network_ms, now)
+            case Rtt(conn=conn_id, ms=ms, network_ms=network_ms):
+                self.observe(conn_id, ms, network_ms, now)
             case Sent(conn=conn_id, turn=turn):
                 self.delivered(conn_id, turn, now)
             case Join():
