@@ -226,6 +226,26 @@ def test_a_huge_content_length_is_answered_413_at_once_without_reading_the_body(
         assert closed_by_server(sock, 2 + SLACK)  # after a lingering close
 
 
+def test_an_answer_before_a_small_body_keeps_the_connection_for_the_next_request(
+    limited: tuple[int, int],
+) -> None:
+    """A 404 for an unknown table needs no body, and may go before the body is in; the
+    client, told nothing else, sends its next request on the same connection: it is read
+    and answered (the body in between dropped), not met with a closed socket."""
+    port, _ = limited
+    body = b'{"name": "Ana"}'
+    with dial(port, "127.0.0.16") as sock:
+        head = post_json(port, "/api/tables/NOPE42/join", b"", content_length=str(len(body)))
+        sock.sendall(head)
+        status, headers, answer = response(sock, within=SLACK)
+        assert (status, answer["error"]) == (404, "not_found")
+        assert headers.get("connection") != "close"
+        sock.sendall(body)
+        sock.sendall(b"GET /health HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
+        status, _, health = response(sock, within=SLACK)
+        assert status == 200 and health["ok"]
+
+
 def test_the_start_route_reads_its_body_under_the_cap_too(limited: tuple[int, int]) -> None:
     port, _ = limited
     with client("127.0.0.15") as http:

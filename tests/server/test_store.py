@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+import threading
+import time
+import warnings
 from collections.abc import Iterator
 
 import pytest
@@ -55,6 +59,32 @@ def test_opening_again_keeps_everything_and_the_schema_version(url: str) -> None
         assert second.events("CCCCCC") == [("create", {"options": {}, "host": 0})]
     finally:
         second.close()
+
+
+def test_closing_waits_for_a_connection_still_lent_to_a_thread(url: str) -> None:
+    """A query still running in a worker thread when the server stops (a task cancelled
+    while its ``asyncio.to_thread`` runs on): the store closes that connection too once it
+    is back, rather than leave it to the collector (psycopg warns of a connection deleted
+    open, at some later test's collection)."""
+    store = Store(url)
+    engine, lent = store.engine, threading.Event()
+
+    def query() -> None:
+        with engine.connect() as conn:
+            conn.exec_driver_sql("SELECT 1")
+            lent.set()
+            time.sleep(0.3)
+
+    worker = threading.Thread(target=query)
+    worker.start()
+    assert lent.wait(10)
+    store.close()
+    worker.join(10)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        del store
+        gc.collect()
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)], caught
 
 
 @pytest.mark.anyio

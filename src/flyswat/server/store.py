@@ -44,6 +44,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.pool import QueuePool
 
 from flyswat.extras import require
 from flyswat.record import record_json
@@ -302,8 +303,14 @@ class Store:
             row = conn.execute(select(records.c.record).where(records.c.code == code)).first()
         return json.loads(row[0]) if row else None
 
-    def close(self) -> None:
-        """Release the database connections."""
+    def close(self, wait_s: float = 5.0) -> None:
+        """Release the database connections, those lent out too once they are back (a query
+        still running in a worker thread for a task cancelled as the server stops) or after
+        ``wait_s``: one given back after the pool is gone would be left to the collector."""
+        pool = self.engine.pool
+        deadline = time.monotonic() + wait_s
+        while isinstance(pool, QueuePool) and pool.checkedout() and time.monotonic() < deadline:
+            time.sleep(0.005)
         self.engine.dispose()
 
 

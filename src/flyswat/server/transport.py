@@ -13,9 +13,10 @@ runs out of file descriptors. The protocol subclasses here (handed to uvicorn by
   at the cap the connection that has waited longest for a request is closed to make room,
   and only when every connection has a request in hand is a new one answered ``503 busy``;
   refusals are answered at once, before a byte is read, and closed;
-- a response sent before the request body was read (``413 too_big``) is followed by a short
-  lingering close: the rest of the body is read and dropped, never kept, so that the client
-  sees the answer rather than a reset;
+- a response sent before a request body too big to read (``413 too_big``) is followed by a
+  short lingering close: the rest of the body is read and dropped, never kept, so that the
+  client sees the answer rather than a reset; after one sent before a small body (a ``404``
+  for an unknown table) the rest is read and dropped and the connection kept, as uvicorn does;
 - WebSocket connections carry their transport and socket in the ASGI scope's
   ``extensions`` (``flyswat.transport``, ``flyswat.socket``), for ``abort()`` and
   ``TCP_INFO``.
@@ -48,6 +49,7 @@ from uvicorn.protocols.utils import ClientDisconnected
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
 from flyswat.errors import CODES, MalformedError
+from flyswat.protocol import MAX_MESSAGE_BYTES
 from flyswat.server import frames
 from flyswat.server.limits import (
     AddressBuckets,
@@ -202,7 +204,10 @@ class FlyswatHTTP(H11Protocol):
                 self.phase = "body"
                 self.gate.busy(self)
                 self._arm(self.gate.limits.body_timeout_s, self._timed_out)
-        elif state is not h11.IDLE:
+        elif state is h11.IDLE:
+            if self.phase == "body":  # an early answer's small body read to its end
+                self._kept()
+        else:
             self.phase = "serving"  # head and body are in (or the connection switched)
             self.gate.busy(self)
             self._disarm()
@@ -278,8 +283,12 @@ class FlyswatHTTP(H11Protocol):
             protocol.slot, self.slot = self.slot, None
 
     def on_response_complete(self) -> None:
-        if self.conn.their_state is h11.SEND_BODY and not self.transport.is_closing():
-            # Answered before the body was read (413): drop the rest, then close.
+        if (
+            self.conn.their_state is h11.SEND_BODY
+            and not self.transport.is_closing()
+            and not self._body_small()
+        ):
+            # Answered before a body too big to read (413): drop the rest, then close.
             self.server_state.total_requests += 1
             self.phase = "linger"
             self._unset_keepalive_if_required()
@@ -292,10 +301,24 @@ class FlyswatHTTP(H11Protocol):
         if self.transport.is_closing():
             return
         if self.conn.their_state is h11.IDLE:
-            self.phase = "kept"  # uvicorn's keep-alive timer runs
-            self.gate.wait(self)
-        else:
-            self._follow()  # a pipelined request was read at once
+            self._kept()
+        else:  # a pipelined request read at once, or the rest of a small body to come
+            self._follow()
+
+    def _body_small(self) -> bool:
+        """Is the request's body declared small enough to be read (and dropped) after an
+        early answer, as uvicorn does, keeping the connection? (An answer that needs no body,
+        a 404, may well be sent before the body is in: the client, told nothing else, sends
+        its next request on the same connection.)"""
+        for key, value in self.headers:
+            if key == b"content-length":
+                return value.isdigit() and int(value) <= MAX_MESSAGE_BYTES
+        return False
+
+    def _kept(self) -> None:
+        self.phase = "kept"  # uvicorn's keep-alive timer runs
+        self._disarm()
+        self.gate.wait(self)
 
 
 class Receiver(Protocol):
