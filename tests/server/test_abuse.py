@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import resource
 import select
 import socket
@@ -244,6 +245,75 @@ def test_an_answer_before_a_small_body_keeps_the_connection_for_the_next_request
         sock.sendall(b"GET /health HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
         status, _, health = response(sock, within=SLACK)
         assert status == 200 and health["ok"]
+
+
+def test_a_connection_kept_after_an_early_answer_and_its_body_is_closed_when_idle(
+    limited: tuple[int, int],
+) -> None:
+    """Reading the rest of the body stops uvicorn's keep-alive timer: the connection, idle
+    after it, must still be closed in time (not hold its per-address slot for good)."""
+    port, _ = limited
+    body = b'{"name": "Ana"}'
+    with dial(port, "127.0.0.23") as sock:
+        sock.sendall(post_json(port, "/api/tables/NOPE42/join", b"", content_length=str(len(body))))
+        assert response(sock, within=SLACK)[0] == 404
+        sock.sendall(body)
+        assert closed_by_server(sock, 5 + SLACK)  # the keep-alive's 5 s
+
+
+def test_a_websocket_upgrade_pipelined_behind_a_request_outlives_the_body_timeout(
+    limited: tuple[int, int],
+) -> None:
+    port, _ = limited
+    with client("127.0.0.24") as http:
+        reply = http.post(f"http://127.0.0.1:{port}/api/tables", json={"name": "Ana", **FAST})
+        code = reply.json()["code"]
+    upgrade = (f"GET /ws/{code} HTTP/1.1\r\nhost: 127.0.0.1\r\nupgrade: websocket\r\n"
+               "connection: Upgrade\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+               "sec-websocket-version: 13\r\n\r\n").encode()  # fmt: skip
+    with dial(port, "127.0.0.24") as sock:
+        sock.sendall(b"GET /health HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n" + upgrade)
+        seen, deadline = b"", time.monotonic() + SLACK
+        while b"101 Switching Protocols" not in seen and time.monotonic() < deadline:
+            seen += sock.recv(65536)
+        assert seen.startswith(b"HTTP/1.1 200") and b"101 Switching Protocols" in seen, seen
+        # Before a hello is due (10 s), nothing may close it: not the body's 2-s deadline.
+        assert not closed_by_server(sock, BODY_TIMEOUT + 3)
+
+
+def test_a_request_head_over_the_limit_pipelined_behind_another_is_refused(
+    limited: tuple[int, int],
+) -> None:
+    """h11 bounds only a head still incomplete in its buffer: one that comes whole behind
+    another request in the same read is refused all the same (400, closed)."""
+    port, _ = limited
+    big = b"GET /health HTTP/1.1\r\nhost: 127.0.0.1\r\nx-pad: " + b"a" * 20_000 + b"\r\n\r\n"
+    with dial(port, "127.0.0.25") as sock:
+        sock.sendall(b"GET /health HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n" + big)
+        sock.settimeout(SLACK)
+        seen = b""
+        with contextlib.suppress(ConnectionError):
+            while chunk := sock.recv(65536):
+                seen += chunk
+    # Read whole, the big head is answered 400 after the first's 200; read in two parts
+    # (a busy server), h11's own bound on a head still incomplete closes the connection
+    # at once. Never a second 200, never a connection kept.
+    statuses = re.findall(rb"HTTP/1.1 (\d{3})", seen)
+    assert statuses in ([b"200", b"400"], [b"400"], []), seen[:300]
+
+
+def test_a_request_with_both_a_length_and_a_transfer_encoding_is_refused_and_closed(
+    limited: tuple[int, int],
+) -> None:
+    """RFC 9112, 6.1: its length is the client's word against itself; the connection is not
+    kept after it (nor its body read without the cap of a declared length)."""
+    port, _ = limited
+    with dial(port, "127.0.0.26") as sock:
+        head = post_json(port, "/api/tables/NOPE42/join", b"", content_length="12",
+                         transfer_encoding="chunked")  # fmt: skip
+        sock.sendall(head + b"c\r\n" + b'{"name":"A"}' + b"\r\n0\r\n\r\n")
+        assert response(sock, within=SLACK)[0] == 400
+        assert closed_by_server(sock, SLACK)
 
 
 def test_the_start_route_reads_its_body_under_the_cap_too(limited: tuple[int, int]) -> None:

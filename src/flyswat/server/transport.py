@@ -159,6 +159,32 @@ class Gate:
         return True
 
 
+class _Requests(h11.Connection):
+    """h11's server side, refusing what it lets through: a request head over ``max_head``
+    bytes that came whole in one read (h11 bounds only a head still incomplete in its buffer:
+    one pipelined behind another request, or behind the rest of a body, is complete when
+    parsed), and a request that declares both a ``Content-Length`` and a
+    ``Transfer-Encoding`` (RFC 9112, 6.1: a server may refuse it, and must not keep the
+    connection after it; its length is the client's word against itself). uvicorn answers
+    either ``400`` and closes."""
+
+    def __init__(self, max_head: int, max_incomplete: int) -> None:
+        super().__init__(h11.SERVER, max_incomplete)
+        self.max_head = max_head
+
+    def next_event(self) -> Any:
+        event = super().next_event()
+        if isinstance(event, h11.Request):
+            names = {name for name, _ in event.headers}
+            if b"content-length" in names and b"transfer-encoding" in names:
+                raise h11.RemoteProtocolError("both Content-Length and Transfer-Encoding", 400)
+            size = len(event.method) + len(event.target) + 13  # the request line, the end
+            size += sum(len(name) + len(value) + 4 for name, value in event.headers)
+            if size > self.max_head:
+                raise h11.RemoteProtocolError(f"request head over {self.max_head} bytes", 400)
+        return event
+
+
 class FlyswatHTTP(H11Protocol):
     """uvicorn's h11 protocol with request-head and body deadlines, connection caps and a
     lingering close after an early answer. A subclass made by :func:`uvicorn_config` sets
@@ -173,6 +199,8 @@ class FlyswatHTTP(H11Protocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        most = self.gate.limits.max_head_bytes
+        self.conn = _Requests(most, self.config.h11_max_incomplete_event_size or most)
         self.slot: str | None = None  # the address whose connection this counts as
         self.deadline: asyncio.TimerHandle | None = None
         self.phase = "head"
@@ -298,11 +326,13 @@ class FlyswatHTTP(H11Protocol):
             self._arm(LINGER_S, self.transport.close)
             return
         super().on_response_complete()
-        if self.transport.is_closing():
+        if self.transport.is_closing() or self.phase == "upgraded":  # a pipelined upgrade
             return
         if self.conn.their_state is h11.IDLE:
             self._kept()
-        else:  # a pipelined request read at once, or the rest of a small body to come
+        else:  # a pipelined request read at once, or the rest of a small body to come:
+            # the body's deadline holds, not the keep-alive's (which is for a quiet client)
+            self._unset_keepalive_if_required()
             self._follow()
 
     def _body_small(self) -> bool:
@@ -316,8 +346,15 @@ class FlyswatHTTP(H11Protocol):
         return False
 
     def _kept(self) -> None:
-        self.phase = "kept"  # uvicorn's keep-alive timer runs
+        """Between requests: uvicorn's keep-alive timer closes the connection if the next
+        does not begin in time (armed here too when the last thing read was the rest of a
+        body after an early answer: reading it stopped the timer)."""
+        self.phase = "kept"
         self._disarm()
+        if self.timeout_keep_alive_task is None:
+            self.timeout_keep_alive_task = self.loop.call_later(
+                self.timeout_keep_alive, self.timeout_keep_alive_handler
+            )
         self.gate.wait(self)
 
 
