@@ -177,11 +177,15 @@ class _Requests(h11.Connection):
         if isinstance(event, h11.Request):
             names = {name for name, _ in event.headers}
             if b"content-length" in names and b"transfer-encoding" in names:
-                raise h11.RemoteProtocolError("both Content-Length and Transfer-Encoding", 400)
+                raise h11.RemoteProtocolError(
+                    "both Content-Length and Transfer-Encoding", error_status_hint=400
+                )
             size = len(event.method) + len(event.target) + 13  # the request line, the end
             size += sum(len(name) + len(value) + 4 for name, value in event.headers)
             if size > self.max_head:
-                raise h11.RemoteProtocolError(f"request head over {self.max_head} bytes", 400)
+                raise h11.RemoteProtocolError(
+                    f"request head over {self.max_head} bytes", error_status_hint=400
+                )
         return event
 
 
