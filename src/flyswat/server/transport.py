@@ -160,32 +160,36 @@ class Gate:
 
 
 class _Requests(h11.Connection):
-    """h11's server side, refusing what it lets through: a request head over ``max_head``
-    bytes that came whole in one read (h11 bounds only a head still incomplete in its buffer:
-    one pipelined behind another request, or behind the rest of a body, is complete when
-    parsed), and a request that declares both a ``Content-Length`` and a
-    ``Transfer-Encoding`` (RFC 9112, 6.1: a server may refuse it, and must not keep the
-    connection after it; its length is the client's word against itself). uvicorn answers
-    either ``400`` and closes."""
+    """h11's server side, with the request head's limit held for every request: a head
+    still incomplete over ``max_head`` bytes (h11's own bound on its buffer), and one that
+    came whole in one read (which h11 lets through: one pipelined behind another request or
+    behind the rest of a body); and refusing a request that declares both a
+    ``Content-Length`` and a ``Transfer-Encoding`` (RFC 9112, 6.1: a server may refuse it,
+    and must not keep the connection after it; its length is the client's word against
+    itself). The reason is kept in :attr:`refusal` for the answer (``400``, closed)."""
 
-    def __init__(self, max_head: int, max_incomplete: int) -> None:
-        super().__init__(h11.SERVER, max_incomplete)
+    def __init__(self, max_head: int) -> None:
+        super().__init__(h11.SERVER, max_head)
         self.max_head = max_head
+        self.refusal: str | None = None
 
     def next_event(self) -> Any:
-        event = super().next_event()
+        try:
+            event = super().next_event()
+        except h11.RemoteProtocolError as e:
+            if e.error_status_hint == 431:  # h11: its buffer of an incomplete head is full
+                self.refusal = f"request head over {self.max_head} bytes"
+            raise
         if isinstance(event, h11.Request):
             names = {name for name, _ in event.headers}
             if b"content-length" in names and b"transfer-encoding" in names:
-                raise h11.RemoteProtocolError(
-                    "both Content-Length and Transfer-Encoding", error_status_hint=400
-                )
+                self.refusal = "a request with both Content-Length and Transfer-Encoding"
             size = len(event.method) + len(event.target) + 13  # the request line, the end
             size += sum(len(name) + len(value) + 4 for name, value in event.headers)
             if size > self.max_head:
-                raise h11.RemoteProtocolError(
-                    f"request head over {self.max_head} bytes", error_status_hint=400
-                )
+                self.refusal = f"request head over {self.max_head} bytes"
+            if self.refusal is not None:
+                raise h11.RemoteProtocolError(self.refusal, error_status_hint=400)
         return event
 
 
@@ -203,14 +207,11 @@ class FlyswatHTTP(H11Protocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        most = self.gate.limits.max_head_bytes
-        self.conn = _Requests(most, self.config.h11_max_incomplete_event_size or most)
+        self.conn = _Requests(self.gate.limits.max_head_bytes)
         self.slot: str | None = None  # the address whose connection this counts as
         self.deadline: asyncio.TimerHandle | None = None
         self.phase = "head"
         self.dropped = 0
-        self.head_bytes = 0  # of the request head now coming in
-        self.head_tail = b""  # its last bytes, for a terminator split across reads
 
     # -- deadlines ------------------------------------------------------------------------
 
@@ -270,30 +271,10 @@ class FlyswatHTTP(H11Protocol):
             return
         if self.phase == "kept" and self.conn.their_state is h11.IDLE:
             self.phase = "head"  # the next request on a kept-alive connection
-            self.head_bytes, self.head_tail = 0, b""
             self._arm(self.gate.limits.header_timeout_s, self._timed_out)
-        if self.phase == "head" and self._head_too_big(data):
-            self.phase = "refused"
-            most = self.gate.limits.max_head_bytes
-            self.transport.write(raw_response("malformed", f"request head over {most} bytes"))
-            self.transport.close()
-            return
         super().data_received(data)
         if self.phase not in ("linger", "upgraded"):
             self._follow()
-
-    def _head_too_big(self, data: bytes) -> bool:
-        """Count ``data`` into the request head; True once the head is over the limit, however
-        it arrives (h11's own limit only holds a head still incomplete in its buffer)."""
-        seen = self.head_tail + data
-        end = seen.find(b"\r\n\r\n")
-        if end >= 0:
-            size = self.head_bytes + end + 4 - len(self.head_tail)
-            self.head_bytes, self.head_tail = 0, b""
-        else:
-            size = self.head_bytes = self.head_bytes + len(data)
-            self.head_tail = seen[-3:]
-        return size > self.gate.limits.max_head_bytes
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
@@ -313,6 +294,15 @@ class FlyswatHTTP(H11Protocol):
         protocol = self.transport.get_protocol()
         if isinstance(protocol, FlyswatWebSocket):  # it holds the slot from now on
             protocol.slot, self.slot = self.slot, None
+
+    def send_400_response(self, msg: str) -> None:
+        refusal = cast(_Requests, self.conn).refusal
+        if refusal is None:  # h11 found the request malformed: uvicorn's answer and log line
+            super().send_400_response(msg)
+            return
+        self.phase = "refused"
+        self.transport.write(raw_response("malformed", refusal))
+        self.transport.close()
 
     def on_response_complete(self) -> None:
         if (
@@ -536,7 +526,6 @@ def uvicorn_config(
         "ws_per_message_deflate": False,
         # The table pings every socket itself (a ``ping`` message, whose pong is a measure).
         "ws_ping_interval": None,
-        "h11_max_incomplete_event_size": limits.max_head_bytes,
         "timeout_keep_alive": limits.keep_alive_s,
         "backlog": limits.accept_backlog(nofile),
         "proxy_headers": bool(proxies),
