@@ -28,9 +28,12 @@ class HeldStore(Store):
         super().__init__(url)
         self.hold = threading.Event()
         self.hold.set()
+        self.held = threading.Event()  # set once a commit waits on ``hold``
         self.batches: list[int] = []
 
     def write_batch(self, batch: Sequence[tuple[str, Sequence[Event]]], conn: Any = None) -> None:
+        if not self.hold.is_set():
+            self.held.set()
         self.hold.wait(10)
         super().write_batch(batch, conn)
         self.batches.append(len(batch))
@@ -117,8 +120,8 @@ async def test_games_ending_together_wait_behind_the_other_tables_a_few_a_commit
     for code in ["L0", *ends]:
         store.write_batch([(code, [CREATED])])
     store.hold.clear()
-    writer.submit("L0", [ev.SaidDone(seat=0, turn=1)], told.of("first"))  # the writer holds it
-    await asyncio.sleep(0.05)
+    writer.submit("L0", [ev.SaidDone(seat=0, turn=1)], told.of("first"))
+    assert await asyncio.to_thread(store.held.wait, 10)  # the writer holds it alone
     for code in ends:
         writer.submit(code, [ev.SaidDone(seat=0, turn=9), ev.Over(game_id=code)], told.of(code))
     writer.submit("E0", [ev.RematchSet(seat=0)], told.of("E0 after its end"))
