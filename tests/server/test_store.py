@@ -11,8 +11,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from flyswat.record import verify_record
+from sqlalchemy import event, select
+
+from flyswat import protocol as p
+from flyswat.record import record_json, verify_record
+from flyswat.server import players_store as ps
 from flyswat.server.store import Store, engine_url, head_revision
+from flyswat.table import events as ev
 
 from .conftest import Player, create_table, serve
 
@@ -45,6 +50,41 @@ def test_events_come_back_in_order_per_table(url: str) -> None:
         assert store.record("AAAAAA") is None
         store.save_record("g1", "AAAAAA", {"id": "g1"})
         assert store.record("AAAAAA") == {"id": "g1"}
+    finally:
+        store.close()
+
+
+def test_a_game_of_nobodys_identities_ends_in_three_statements_of_its_own_and_is_kept_once(
+    url: str,
+) -> None:
+    """A game's end is the writer's costliest commit; each statement is a wait for the
+    interpreter's lock behind a busy loop. One of guests keeps its record, its game and asks
+    after an arena's table, nothing else; kept again, its record is the last one and its game
+    still one row. A private table's game is not public (its code opens the table)."""
+    store = Store(url)
+    statements: list[str] = []
+    event.listen(store.engine, "before_cursor_execute",
+                 lambda *args: statements.append(args[2]))  # fmt: skip
+    created = ev.Created(options=p.TableOptions(seats=2, public=False), host=0,
+                         created_at="2026-12-01T00:00:00Z")  # fmt: skip
+    record = {"seats": [{"name": "Ana"}, {"name": "Bo"}], "turns": [],
+              "result": {"places": [1, 2], "points": [3, 1], "flies": [3, 1]}}  # fmt: skip
+    try:
+        store.write_batch([("PRIV01", [created]), ("PRIV02", [created])])
+        statements.clear()
+        store.write_batch([("PRIV02", [ev.Expired()])])
+        plain = len(statements)
+        statements.clear()
+        over = ev.Over(game_id="g1", record=record, players=[None, None], too_fast=[0, 0],
+                       public=False)  # fmt: skip
+        store.write_batch([("PRIV01", [over])])
+        assert len(statements) - plain == 3, statements  # the record, the game, the arena's
+        again = over.model_copy(update={"record": record_json({**record, "turns": [1]})})
+        store.write_batch([("PRIV01", [again])])
+        assert store.record("PRIV01") == {**record, "turns": [1]}
+        with store.engine.connect() as conn:
+            games = conn.execute(select(ps.games.c.game_id, ps.games.c.public)).all()
+        assert [tuple(g) for g in games] == [("g1", False)]
     finally:
         store.close()
 

@@ -36,7 +36,6 @@ from sqlalchemy import (
     Text,
     bindparam,
     create_engine,
-    delete,
     event,
     insert,
     select,
@@ -113,8 +112,11 @@ meta = Table(
 _NEW_TABLE = insert(tables)
 _NEW_EVENT = insert(events)
 _SET_STATE = update(tables).where(tables.c.code == bindparam("key"))
-_DROP_RECORD = delete(records).where(records.c.game_id == bindparam("gid"))
-_NEW_RECORD = insert(records)
+#: A record kept, or kept again (the last stands): one statement on both stores.
+_KEEP_RECORD = text(
+    "INSERT INTO flyswat_records (game_id, code, record) VALUES (:game_id, :code, :record) "
+    "ON CONFLICT (game_id) DO UPDATE SET code = excluded.code, record = excluded.record"
+)
 
 
 def engine_url(url: str) -> str:
@@ -317,8 +319,7 @@ class Store:
 def keep_record(conn: Connection, game_id: str, code: str, record: str) -> None:
     """Keep game ``game_id``'s record (its JSON text), in the caller's transaction (again: the
     last stands)."""
-    conn.execute(_DROP_RECORD, {"gid": game_id})
-    conn.execute(_NEW_RECORD, {"game_id": game_id, "code": code, "record": record})
+    conn.execute(_KEEP_RECORD, {"game_id": game_id, "code": code, "record": record})
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:

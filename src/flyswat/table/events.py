@@ -149,6 +149,7 @@ class Over(_Event):
     too_fast: list[int] | None = None  # each seat's slaps refused as too fast in the game
     own_reveals: list[int] | None = None  # each seat's reveals not made by the turn timer
     takes_bots: bool = False  # the table took bot accounts: its people chose to meet them
+    public: bool | None = None  # the table's ``public`` option (None: stored before it was)
 
     @field_validator("record", mode="before")
     @classmethod

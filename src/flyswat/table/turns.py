@@ -271,4 +271,4 @@ def over(t: Context, game_id: str, record: dict[str, Any]) -> ev.Over:
                    players=[None if s.is_bot else s.player for s in t.seats],
                    too_fast=[s.too_fast for s in t.seats],
                    own_reveals=[s.reveals for s in t.seats],
-                   takes_bots=t.options.bot_accounts)  # fmt: skip
+                   takes_bots=t.options.bot_accounts, public=t.options.public)  # fmt: skip
