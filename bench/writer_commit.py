@@ -11,6 +11,11 @@ interpreter's lock, which the busy thread hands back only every switch interval)
     uv run python bench/writer_commit.py --batch 8 --commits 200 --busy
     uv run python bench/writer_commit.py --batch 3 --commits 5000
     uv run python bench/writer_commit.py --ends --commits 500
+    uv run python bench/writer_commit.py --ends --commits 200 --busy
+    uv run python bench/writer_commit.py --ends --commits 200 --busy --identified 100
+
+With ``--identified G``, the four seats of every game's end are players with an identity,
+each with ``G`` games kept before (the fair-play window reads up to 99 of them).
 """
 
 from __future__ import annotations
@@ -20,8 +25,10 @@ import random
 import tempfile
 import threading
 import time
+from typing import Any
 
 from flyswat import protocol as p
+from flyswat.server import players_store as ps
 from flyswat.server.store import Store, poll_for_lock
 from flyswat.table import events as ev
 from harness.seed import one_record
@@ -34,6 +41,8 @@ def main() -> None:
     parser.add_argument("--ends", action="store_true", help="a game's end a commit")
     parser.add_argument("--busy", action="store_true",
                         help="commit on a thread beside one that runs Python")  # fmt: skip
+    parser.add_argument("--identified", type=int, default=None, metavar="G",
+                        help="with --ends: four players with identities, G games each")  # fmt: skip
     args = parser.parse_args()
     if args.busy:
         busy(args)
@@ -43,10 +52,7 @@ def main() -> None:
     with store.engine.connect() as conn:
         poll_for_lock(conn)
         if args.ends:
-            record = one_record()
-            batches = [[(codes[i % len(codes)], [ev.Over(
-                game_id=f"g{i}", record={**record, "id": f"g{i}"}, players=[None] * 4,
-                too_fast=[0] * 4, own_reveals=[9] * 4)])] for i in range(args.commits)]  # fmt: skip
+            batches = ends(store, codes, args.commits, args.identified)
         else:
             batches = [[(rng.choice(codes), [ev.SaidDone(seat=1, turn=3)])
                         for _ in range(args.batch)] for _ in range(args.commits)]  # fmt: skip
@@ -57,6 +63,29 @@ def main() -> None:
     what = "a game's end" if args.ends else f"{args.batch} events"
     print(f"commits of {what}: {cpu / args.commits * 1e6:.0f} µs of CPU a commit, "
           f"{wall / args.commits * 1e6:.0f} µs of wall time")  # fmt: skip
+
+
+def ends(store: Store, codes: list[str], n: int, identified: int | None) -> list[Any]:
+    """``n`` batches of one game's end each (its players': with ``identified``, four
+    players, that many games of theirs kept first)."""
+    record = one_record()
+    players: list[str | None] = [None] * 4
+    if identified is not None:
+        ids = [f"{i:032x}" for i in range(4)]
+        with store.engine.begin() as conn:
+            for i, pid in enumerate(ids):
+                ps.register(conn, pid, f"P{i}", f"secret-{i}", "2026-12-01T00:00:00Z")
+        players = list(ids)
+    # (an older server's event may not carry ``public``: its store reads it back)
+    public = {"public": True} if "public" in ev.Over.model_fields else {}
+
+    def over(i: int) -> ev.Over:
+        return ev.Over(game_id=f"g{i}", record={**record, "id": f"g{i}"}, players=players,
+                       too_fast=[0] * 4, own_reveals=[9] * 4, **public)  # fmt: skip
+
+    for i in range(identified or 0):  # the players' earlier games
+        store.write_batch([(codes[i % len(codes)], [over(-1 - i)])])
+    return [[(codes[i % len(codes)], [over(i)])] for i in range(n)]
 
 
 def stored_tables() -> tuple[Store, list[str]]:
@@ -90,11 +119,12 @@ def busy(args: argparse.Namespace) -> None:
         rng = random.Random(1)
         with store.engine.connect() as conn:
             poll_for_lock(conn)
+            batches = (ends(store, codes, args.commits, args.identified) if args.ends else
+                       [[(rng.choice(codes), [ev.SaidDone(seat=1, turn=3)])
+                         for _ in range(args.batch)] for _ in range(args.commits)])  # fmt: skip
             first, wall = waits(), time.perf_counter()
-            for _ in range(args.commits):
+            for batch in batches:
                 time.sleep(0.003)
-                batch = [(rng.choice(codes), [ev.SaidDone(seat=1, turn=3)])
-                         for _ in range(args.batch)]  # fmt: skip
                 store.write_batch(batch, conn)
             out["wall"] = time.perf_counter() - wall - 0.003 * args.commits
             out["waits"] = waits() - first
@@ -106,7 +136,10 @@ def busy(args: argparse.Namespace) -> None:
     writer.join()
     running = False
     spinner.join()
-    print(f"commits of {args.batch} events beside a busy thread: "
+    what = ("a game's end" + (f" of four players with {args.identified} games each"
+                               if args.identified is not None else " of guests")
+            if args.ends else f"{args.batch} events")  # fmt: skip
+    print(f"commits of {what} beside a busy thread: "
           f"{out['wall'] / args.commits * 1e3:.1f} ms of wall time a commit (its 3-ms pause "
           f"apart), {out['waits'] / args.commits:.1f} waits a commit")  # fmt: skip
 

@@ -10,11 +10,11 @@ import warnings
 from collections.abc import Iterator
 
 import pytest
-
 from sqlalchemy import event, select
 
 from flyswat import protocol as p
 from flyswat.record import record_json, verify_record
+from flyswat.server import fairplay_store as fs
 from flyswat.server import players_store as ps
 from flyswat.server.store import Store, engine_url, head_revision
 from flyswat.table import events as ev
@@ -85,6 +85,35 @@ def test_a_game_of_nobodys_identities_ends_in_three_statements_of_its_own_and_is
         with store.engine.connect() as conn:
             games = conn.execute(select(ps.games.c.game_id, ps.games.c.public)).all()
         assert [tuple(g) for g in games] == [("g1", False)]
+    finally:
+        store.close()
+
+
+def test_a_players_fair_play_history_is_their_latest_games_oldest_first(url: str) -> None:
+    """What the detector weighs at a game's end (read in one row: each row SQLite's driver
+    steps to is a wait for the interpreter's lock): the player's own latest games, in the
+    order they were played, and one player's games are theirs alone."""
+    from harness.seed import one_record
+
+    store = Store(url)
+    record = one_record()
+    try:
+        with store.engine.begin() as conn:
+            for pid in ("a" * 32, "b" * 32):
+                ps.register(conn, pid, pid[:3], "secret", "2026-12-01T00:00:00Z")
+        for i in range(6):  # each game tells itself by the first seat's too-fast count
+            over = ev.Over(game_id=f"g{i}", record={**record, "id": f"g{i}"},
+                           players=["a" * 32, "b" * 32 if i % 2 else None, None, None],
+                           too_fast=[i, 0, 0, 0], own_reveals=[9] * 4, public=True)  # fmt: skip
+            store.write_batch([(f"T{i:05d}", [over])])
+        with store.engine.connect() as conn:
+            assert [g.too_fast for g in fs.history(conn, "a" * 32, 4)] == [2, 3, 4, 5]
+            assert [g.too_fast for g in fs.history(conn, "a" * 32)] == [0, 1, 2, 3, 4, 5]
+            assert len(fs.history(conn, "b" * 32)) == 3
+            assert fs.history(conn, "c" * 32) == []
+            rows = conn.execute(select(ps.player_games.c.player_id)).all()
+            games = conn.execute(select(ps.players.c.id, ps.players.c.games)).all()
+        assert len(rows) == 9 and sorted(tuple(g) for g in games) == [("a" * 32, 6), ("b" * 32, 3)]
     finally:
         store.close()
 

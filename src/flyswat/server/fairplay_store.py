@@ -15,7 +15,18 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Column, Float, Integer, MetaData, String, Table, Text, column, select
+from sqlalchemy import (
+    Column,
+    Float,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    column,
+    select,
+    text,
+)
 from sqlalchemy import table as table_of
 from sqlalchemy.engine import Connection
 
@@ -36,8 +47,6 @@ fairplay = Table(
     Column("flagged_at", String(40), nullable=False),
     Column("updated_at", String(40), nullable=False),
 )
-#: The players' games, as far as their hands are read here (the table is the players store's).
-_games = table_of("flyswat_player_games", column("id"), column("player_id"), column("hands"))
 
 #: Under review: not rated. Cleared: an operator looked and found nothing (rated again).
 REVIEW, CLEARED = "review", "cleared"
@@ -53,12 +62,23 @@ def under_review(conn: Connection, ids: Sequence[str]) -> set[str]:
     return {r[0] for r in rows}
 
 
+#: A player's latest games' hands in one row, ``[id, hands]`` each: read at every game's end
+#: in the writer's transaction, where SQLite's driver lets the interpreter's lock go at each
+#: row it steps to — a hundred waits behind the busy loop, where one row is one.
+#: (The players' games table is the players store's.)
+_LATEST = ("SELECT id, hands FROM flyswat_player_games WHERE player_id = :pid"
+           " AND hands IS NOT NULL ORDER BY id DESC LIMIT :n")  # fmt: skip
+_HISTORY = {
+    "sqlite": text(f"SELECT json_group_array(json_array(id, json(hands))) FROM ({_LATEST})"),
+    "postgresql": text(f"SELECT json_agg(json_build_array(id, hands::json)) FROM ({_LATEST}) AS h"),
+}
+
+
 def history(conn: Connection, player_id: str, limit: int = WINDOW) -> list[GameHands]:
     """The player's latest ``limit`` games' hands as kept, oldest first."""
-    rows = conn.execute(select(_games.c.hands)
-                        .where(_games.c.player_id == player_id, _games.c.hands.is_not(None))
-                        .order_by(_games.c.id.desc()).limit(limit))  # fmt: skip
-    return [GameHands.from_json(json.loads(r[0])) for r in reversed(list(rows))]
+    got = conn.execute(_HISTORY[conn.dialect.name], {"pid": player_id, "n": limit}).scalar()
+    games = json.loads(got) if isinstance(got, str) else (got or [])
+    return [GameHands.from_json(hands) for _, hands in sorted(games, key=lambda g: g[0])]
 
 
 def weigh(conn: Connection, player_id: str, game: GameHands, at: str) -> Verdict:
@@ -66,13 +86,12 @@ def weigh(conn: Connection, player_id: str, game: GameHands, at: str) -> Verdict
     the first time is put under review, and the figures of one already listed are brought
     up to date (one an operator cleared stays cleared)."""
     verdict = assess([*history(conn, player_id, WINDOW - 1), game])
-    row = conn.execute(select(fairplay.c.state).where(fairplay.c.player_id == player_id)).first()
     figures = {"score": verdict.score, "reason": verdict.reason, "games": verdict.games,
                "first_hands": verdict.first_hands, "evidence": json.dumps(verdict.evidence),
                "updated_at": at}  # fmt: skip
-    if row is not None:
-        conn.execute(fairplay.update().where(fairplay.c.player_id == player_id).values(**figures))
-    elif verdict.flagged:
+    listed = conn.execute(fairplay.update().where(fairplay.c.player_id == player_id)
+                          .values(**figures)).rowcount  # fmt: skip
+    if not listed and verdict.flagged:
         conn.execute(fairplay.insert().values(player_id=player_id, state=REVIEW, flagged_at=at,
                                               **figures))  # fmt: skip
     return verdict

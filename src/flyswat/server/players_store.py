@@ -581,7 +581,6 @@ _NEW_GAME_ONCE = {
     "sqlite": sqlite_insert(games).on_conflict_do_nothing(index_elements=["game_id"]),
     "postgresql": postgresql_insert(games).on_conflict_do_nothing(index_elements=["game_id"]),
 }
-_NEW_PLAYER_GAME = insert(player_games)
 _PLAYED = update(players).where(players.c.id == bindparam("pid")).values(
     games=players.c.games + 1, rated=players.c.rated + bindparam("rated_now"),
     mu=bindparam("new_mu"), sigma=bindparam("new_sigma"))  # fmt: skip
@@ -632,6 +631,8 @@ def record_game(conn: Connection, code: str, event: ev.Over, at: str,
     })  # fmt: skip
     slaps = _slaps_by_seat(record) if ids else {}
     done: set[str] = set()
+    games_rows: list[dict[str, Any]] = []
+    played: list[dict[str, Any]] = []
     for e in entries:
         if e.player is None or e.player in done:
             continue  # no identity; or one player at two seats (never from a table)
@@ -639,7 +640,7 @@ def record_game(conn: Connection, code: str, event: ev.Over, at: str,
         old = before[e.player]
         new = after.get(e.player, old)
         mine = slaps.get(e.seat, [])
-        conn.execute(_NEW_PLAYER_GAME, {
+        games_rows.append({
             "player_id": e.player, "game_id": event.game_id, "code": code, "ended_at": at,
             "seat": e.seat, "seats": len(entries), "place": e.place,
             "points": record["result"]["points"][e.seat],
@@ -650,8 +651,11 @@ def record_game(conn: Connection, code: str, event: ev.Over, at: str,
             "sigma_after": new.sigma,
             "hands": record_json(hands[e.player].to_json()) if e.player in hands else None,
         })  # fmt: skip
-        conn.execute(_PLAYED, {"pid": e.player, "rated_now": 1 if e.player in rated else 0,
-                               "new_mu": new.mu, "new_sigma": new.sigma})  # fmt: skip
+        played.append({"pid": e.player, "rated_now": 1 if e.player in rated else 0,
+                       "new_mu": new.mu, "new_sigma": new.sigma})  # fmt: skip
+    if games_rows:  # the players' rows in one statement
+        conn.execute(insert(player_games).values(games_rows))
+        conn.execute(_PLAYED, played)
 
 
 def _slaps_by_seat(record: dict[str, Any]) -> dict[int, list[float]]:
