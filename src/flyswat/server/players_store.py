@@ -605,10 +605,11 @@ def record_game(conn: Connection, code: str, event: ev.Over, at: str,
     known = ratings_of(conn, sorted({p for p in seat_players if p is not None}))
     programs = bot_accounts(conn, sorted(known))
     hands = {}  # each player's hands in this game, weighed with their earlier games first
+    bits = fairplay.round_bits(record) if known else {}  # the record replayed once, not a seat
     for seat, pid in enumerate(seat_players):
         if pid in known and pid not in hands:
             count = too_fast[seat] if seat < len(too_fast) else 0
-            hands[pid] = fairplay.from_record(record, seat, count)
+            hands[pid] = fairplay.from_record(record, seat, count, bits)
             fairplay_store.weigh(conn, pid, hands[pid], at)
     review = fairplay_store.under_review(conn, sorted(hands))
     mixed = bool(getattr(event, "takes_bots", False))
