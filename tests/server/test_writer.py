@@ -140,6 +140,24 @@ async def test_games_ending_together_wait_behind_the_other_tables_a_few_a_commit
 
 
 @pytest.mark.anyio
+async def test_what_a_commit_told_is_sent_right_after_its_report(store: HeldStore) -> None:
+    """After each commit's ``done`` callbacks the writer runs its ``told`` hook, in the same
+    callback on the loop (the runner writes the sockets there, not a turn later)."""
+    seen: list[str] = []
+    writer = Writer(store, asyncio.get_running_loop(), told=lambda: seen.append("told"))
+    told = Told(3)
+    store.hold.clear()
+    writer.submit("T1", [CREATED], lambda: (seen.append("T1"), told.of(1)()))
+    assert await asyncio.to_thread(store.held.wait, 10)
+    for code in ("T2", "T3"):
+        writer.submit(code, [CREATED], lambda code=code: (seen.append(code), told.of(code)()))
+    store.hold.set()
+    await asyncio.wait_for(told.all.wait(), 10)
+    writer.stop()
+    assert seen == ["T1", "told", "T2", "T3", "told"]  # once a commit, after its callbacks
+
+
+@pytest.mark.anyio
 async def test_a_message_goes_out_only_once_its_event_is_stored(store: HeldStore) -> None:
     runner = Runner(store, sources=Sources.fixed)
     runner.start()

@@ -365,6 +365,20 @@ class Executor:
         self._later.append(link)
         self._plan_flush()
 
+    def flush_now(self) -> None:
+        """Write the players' links' frames now. The writer calls it after each commit's
+        report, so that what those outcomes told goes out at once: a flush planned from
+        there would wait for the loop's next turn, behind
+        every socket read in it — 26 ms on average for the slow rounds of a burst of games'
+        ends (docs/BENCHMARKS.md, *Where a burst's slow rounds wait*). Spectators' links keep
+        their own pace."""
+        dirty, self._dirty = self._dirty, []
+        for link in dirty:
+            try:
+                link.flush()
+            except Exception:  # one socket's failure must not keep the others' frames
+                log.exception("writing to connection %d failed", link.id)
+
     def _plan_flush(self) -> None:
         if not self._flushing:
             self._flushing = True
@@ -372,10 +386,9 @@ class Executor:
 
     def _flush(self) -> None:
         self._flushing = False
-        dirty, self._dirty = self._dirty, []
+        self.flush_now()
         later = self._later
-        batch = [later.popleft() for _ in range(min(WATCHER_BATCH, len(later)))]
-        for link in (*dirty, *batch):
+        for link in [later.popleft() for _ in range(min(WATCHER_BATCH, len(later)))]:
             try:
                 link.flush()
             except Exception:  # one socket's failure must not keep the others' frames
@@ -392,8 +405,8 @@ class Executor:
         observe = self.metrics.commit.observe if self.metrics is not None else None
         kind = WriterProcess if apart else Writer
         self._loop = asyncio.get_running_loop()
-        self.writer = kind(self.store, self._loop, fenced=fenced,
-                           observe=observe)  # fmt: skip
+        self.writer = kind(self.store, self._loop, fenced=fenced, observe=observe,
+                           told=self.flush_now)  # fmt: skip
 
     def stop_timers(self) -> None:
         """Forget every table's wake-up, and stop the loop's timer."""

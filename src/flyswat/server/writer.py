@@ -142,6 +142,7 @@ class Writer:
         every_ms: float = COMMIT_EVERY_MS,
         fenced: Callable[[set[str]], None] | None = None,
         observe: Callable[[float], None] | None = None,
+        told: Callable[[], None] | None = None,
     ) -> None:
         self.store = store
         self.loop = loop  # None: a subclass reports its commits itself (:meth:`_report`)
@@ -149,6 +150,8 @@ class Writer:
         #: longer owns them (:meth:`Store.write_batch`); their ``done`` never runs.
         self.fenced = fenced
         self.observe = observe  # each commit's time, in s (the metrics)
+        #: Runs on the loop after each commit's ``done`` callbacks: what they told goes out.
+        self.told = told
         self.every_s = every_ms / 1000
         self.stats = WriterStats()
         #: Submissions, and one ``None`` that asks the thread to stop (a C queue: a put
@@ -291,7 +294,7 @@ class Writer:
         with contextlib.suppress(RuntimeError):  # a closed loop: nobody is left to tell
             if fenced and self.fenced is not None:
                 self.loop.call_soon_threadsafe(self.fenced, fenced)
-            self.loop.call_soon_threadsafe(run_all, dones)
+            self.loop.call_soon_threadsafe(run_all, dones, self.told)
 
 
 def catch_up(conn: Connection, passes: int = CATCH_UP_PASSES) -> tuple[int, int]:
@@ -318,11 +321,13 @@ def catch_up(conn: Connection, passes: int = CATCH_UP_PASSES) -> tuple[int, int]
     return log, done
 
 
-def run_all(dones: Sequence[Callable[[], None]]) -> None:
+def run_all(dones: Sequence[Callable[[], None]], told: Callable[[], None] | None = None) -> None:
     """Run each stored submission's ``done``, in order; one's failure is logged and the
-    others still run."""
+    others still run. Then ``told()``, once."""
     for done in dones:
         try:
             done()
         except Exception:  # one table's failure must not keep the others untold
             log.exception("telling a stored outcome failed")
+    if told is not None:
+        told()

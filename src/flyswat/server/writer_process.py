@@ -72,10 +72,12 @@ class WriterProcess:
         every_ms: float = COMMIT_EVERY_MS,
         fenced: Callable[[set[str]], None] | None = None,
         observe: Callable[[float], None] | None = None,
+        told: Callable[[], None] | None = None,
     ) -> None:
         self.loop = loop
         self.fenced = fenced
         self.observe = observe
+        self.told = told
         self._pending: dict[int, tuple[str, Callable[[], None]]] = {}
         self._seq = 0
         self._batch: list[tuple[int, str, Sequence[Event]]] = []  # this loop turn's
@@ -150,7 +152,7 @@ class WriterProcess:
                     del pending[seq]
                 if self.fenced is not None:
                     self.fenced(fenced)
-            run_all([pending.pop(seq)[1] for seq in seqs if seq in pending])
+            run_all([pending.pop(seq)[1] for seq in seqs if seq in pending], self.told)
 
     def _died(self) -> None:
         self.loop.remove_reader(self._sock.fileno())
