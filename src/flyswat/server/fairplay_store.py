@@ -15,20 +15,10 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import (
-    Column,
-    Float,
-    Integer,
-    MetaData,
-    String,
-    Table,
-    Text,
-    column,
-    select,
-    text,
-)
+from sqlalchemy import Column, Float, Integer, MetaData, String, Table, Text, column, select
 from sqlalchemy import table as table_of
 from sqlalchemy.engine import Connection
+from sqlalchemy.sql import text
 
 from flyswat.fairplay import WINDOW, GameHands, Verdict, assess
 
