@@ -43,7 +43,9 @@ async def test_a_kept_alive_connection_is_let_go_before_the_peers_keep_alive_end
     peer = Starlette(routes=[Route("/where", where)])
     limits = Limits(keep_alive_s=KEEP_ALIVE_S)
     with in_thread(peer, uvicorn_config(limits)) as port:
-        forwarder = Forwarder("secret", limits.keep_alive_s)
+        # (a connect given long: on a machine loaded by the whole suite, a new connection
+        # once took over the node's 2 s, and the late request was answered 503)
+        forwarder = Forwarder("secret", limits.keep_alive_s, connect_s=10.0)
         owner = Owner("peer", f"http://127.0.0.1:{port}", True)
         try:
             first = await forwarder.forward(_request("/where"), owner, b"")

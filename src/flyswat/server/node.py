@@ -75,13 +75,15 @@ def socket_url(url: str, code: str, host: str | None) -> str:
 class Forwarder:
     """Passes HTTP requests to the node that owns their table."""
 
-    def __init__(self, secret: str, peer_keep_alive_s: float = 5.0) -> None:
+    def __init__(self, secret: str, peer_keep_alive_s: float = 5.0,
+                 connect_s: float = 2.0) -> None:  # fmt: skip
         self.secret = secret
         # A kept-alive connection is let go well before the peer's own keep-alive ends
         # (``--keep-alive``, the same on every node): else the peer may close it just as a
         # request is sent on it, and that request fails (a join answered 503 under load).
         limits = httpx.Limits(keepalive_expiry=peer_keep_alive_s / 2)
-        self.client = httpx.AsyncClient(timeout=httpx.Timeout(10.0, connect=2.0), limits=limits)
+        self.client = httpx.AsyncClient(timeout=httpx.Timeout(10.0, connect=connect_s),
+                                        limits=limits)  # fmt: skip
 
     async def forward(
         self, request: Request, owner: Owner, body: bytes, path: str | None = None,
