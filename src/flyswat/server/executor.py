@@ -94,6 +94,15 @@ class _Untold:
     at: float = 0.0  # perf_counter when the command was carried out
 
 
+def _write(links: list[Outlet]) -> None:
+    """Flush each link's frames; one socket's failure must not keep the others' frames."""
+    for link in links:
+        try:
+            link.flush()
+        except Exception:
+            log.exception("writing to connection %d failed", link.id)
+
+
 def monotonic_ms() -> float:
     """The clock the tables run on, in ms: the same one as the asyncio loop's timers."""
     return time.monotonic() * 1000.0
@@ -367,17 +376,12 @@ class Executor:
 
     def flush_now(self) -> None:
         """Write the players' links' frames now. The writer calls it after each commit's
-        report, so that what those outcomes told goes out at once: a flush planned from
-        there would wait for the loop's next turn, behind
-        every socket read in it — 26 ms on average for the slow rounds of a burst of games'
-        ends (docs/BENCHMARKS.md, *Where a burst's slow rounds wait*). Spectators' links keep
-        their own pace."""
+        report, so that what those outcomes told goes out at once: a flush planned from there
+        would wait for the loop's next turn, behind every socket read in it — 26 ms on
+        average for the slow rounds of a burst of games' ends (docs/BENCHMARKS.md, *Where a
+        burst's slow rounds wait*). Spectators' links keep their own pace."""
         dirty, self._dirty = self._dirty, []
-        for link in dirty:
-            try:
-                link.flush()
-            except Exception:  # one socket's failure must not keep the others' frames
-                log.exception("writing to connection %d failed", link.id)
+        _write(dirty)
 
     def _plan_flush(self) -> None:
         if not self._flushing:
@@ -388,11 +392,7 @@ class Executor:
         self._flushing = False
         self.flush_now()
         later = self._later
-        for link in [later.popleft() for _ in range(min(WATCHER_BATCH, len(later)))]:
-            try:
-                link.flush()
-            except Exception:  # one socket's failure must not keep the others' frames
-                log.exception("writing to connection %d failed", link.id)
+        _write([later.popleft() for _ in range(min(WATCHER_BATCH, len(later)))])
         if self._dirty or later:
             self._plan_flush()
 
