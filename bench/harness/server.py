@@ -144,19 +144,25 @@ def pg_schema(url: str, prefix: str = "t_") -> Iterator[str]:
         admin.dispose()
 
 
+_GIVEN: set[int] = set()
+
+
 def free_ports(n: int) -> int:
     """A port p with p .. p+n-1 all free (a supervisor's public port and its workers'),
     of this test worker's share, below the kernel's ephemeral range: a port there is never
     taken as the local end of some other test's outgoing connection in the moment a server
-    restarting on it has let go of it (which an ephemeral port could be)."""
+    restarting on it has let go of it (which an ephemeral port could be). Never one this
+    process was given before: two asked for before either is bound are not the same."""
     if n > BLOCK:
         raise ValueError(f"at most {BLOCK} ports in a row")
     low, high = 10_000, _ephemeral_start()
     for _ in range(2000):
         base = low + secrets.randbelow(high - low - n)
-        if not _ours(base, n):
+        ports = range(base, base + n)
+        if not _ours(base, n) or not _GIVEN.isdisjoint(ports):
             continue
-        if all(_bindable(port) for port in range(base, base + n)):
+        if all(_bindable(port) for port in ports):
+            _GIVEN.update(ports)
             return base
     raise RuntimeError("no block of free ports")
 
