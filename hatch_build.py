@@ -31,7 +31,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent
 #: The modules compiled, relative to ``src``: the path of every message (socket to table to
-#: every seat). Each must run compiled as it does interpreted: CI runs the whole suite on
+#: every seat), and the fair-play detector, which weighs each player's last hundred games at
+#: every game's end of players (docs/BENCHMARKS.md, *A game's end of players*). Each must run compiled as it does interpreted: CI runs the whole suite on
 #: them (``tests/test_native.py`` requires it). Why the rest are not: docs/BENCHMARKS.md.
 MODULES = (
     "flyswat/arbiter.py",
@@ -49,6 +50,7 @@ MODULES = (
     "flyswat/engine.py",
     "flyswat/view.py",
     "flyswat/server/executor.py",
+    "flyswat/fairplay.py",
 )
 MANIFEST = "manifest.json"
 

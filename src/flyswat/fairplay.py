@@ -46,7 +46,7 @@ import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from flyswat import record as records
 from flyswat.bots import TYPICAL_BITS, centre_bits
@@ -101,18 +101,28 @@ SLOPE_FLOOR = 20.0
 RHO_FLOOR = 0.03
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(init=False, slots=True)
 class Hand:
     """One accepted hand: its effective time ``ms``; ``first``: the player's first hand of
     the round; ``right``: on an allowed colour (R14); ``won``: the fly was won by it (R18);
     ``bits``: the round's choice (:func:`flyswat.bots.choice_bits` of the centre), or None
-    when unknown."""
+    when unknown. Its fields are final; its ``__init__`` is its own rather than a frozen
+    dataclass's, which sets each field through ``object.__setattr__``: compiled, seven times
+    slower, and a player's window is thousands of hands read at each of their games' ends."""
 
-    ms: float
-    first: bool
-    right: bool
-    won: bool
-    bits: float | None = None
+    ms: Final[float]
+    first: Final[bool]
+    right: Final[bool]
+    won: Final[bool]
+    bits: Final[float | None]
+
+    def __init__(self, ms: float, first: bool, right: bool, won: bool,
+                 bits: float | None = None) -> None:  # fmt: skip
+        self.ms = ms
+        self.first = first
+        self.right = right
+        self.won = won
+        self.bits = bits
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,24 +223,43 @@ def _quantile(xs: Sequence[float], q: float) -> float:
 def _skewness(xs: Sequence[float], mean: float, sd: float) -> float:
     if sd <= 0:
         return 0.0
-    return sum(((x - mean) / sd) ** 3 for x in xs) / len(xs)
+    zs = [(x - mean) / sd for x in xs]
+    return sum(z * z * z for z in zs) / len(xs)
 
 
 def _skewness_se(xs: Sequence[float]) -> float:
     """The jackknife standard error of the sample skewness of ``xs`` (the skewness of the
     sample less each one in turn), from its power sums: linear in ``len(xs)``."""
     n = len(xs)
-    mean = statistics.fmean(xs)
+    mean = _mean(xs)
     ys = [x - mean for x in xs]
-    s2, s3 = sum(y * y for y in ys), sum(y**3 for y in ys)
+    s2, s3 = sum(y * y for y in ys), sum(y * y * y for y in ys)
     out = []
     for y in ys:
         m = -y / (n - 1)  # the mean of the others, about the whole sample's
-        a2, a3 = (s2 - y * y) / (n - 1), (s3 - y**3) / (n - 1)
+        a2, a3 = (s2 - y * y) / (n - 1), (s3 - y * y * y) / (n - 1)
         var = a2 - m * m
         out.append((a3 - 3 * m * a2 + 2 * m**3) / var**1.5 if var > 0 else 0.0)
-    mean_out = statistics.fmean(out)
-    return math.sqrt((n - 1) / n * sum((g - mean_out) ** 2 for g in out))
+    mean_out = _mean(out)
+    return math.sqrt((n - 1) / n * sum((g - mean_out) * (g - mean_out) for g in out))
+
+
+def _mean(xs: Sequence[float]) -> float:
+    """The mean of ``xs``: :func:`statistics.fmean`'s, to the bit, without its wrapper."""
+    return math.fsum(xs) / len(xs)
+
+
+def _pvariance(xs: Sequence[float], mean: float) -> float:
+    """The population variance of ``xs`` about ``mean`` (their :func:`statistics.fmean`),
+    in floats: what :func:`statistics.pvariance` gives to the last bits, without its exact
+    fractions (a hundred times the cost over a player's thousands of hands)."""
+    ds = [x - mean for x in xs]
+    return max(0.0, (math.fsum(d * d for d in ds) - math.fsum(ds) ** 2 / len(ds)) / len(ds))
+
+
+def _pstdev(xs: Sequence[float]) -> float:
+    """The population standard deviation of ``xs`` (as :func:`_pvariance`)."""
+    return math.sqrt(_pvariance(xs, _mean(xs)))
 
 
 _NORMAL = statistics.NormalDist()
@@ -299,7 +328,7 @@ def assess(games: Sequence[GameHands]) -> Verdict:
         words["steady"] = (f"first hands spread only {spread:.0f} ms over {n} rounds "
                            f"(people: {SPREAD_FLOOR_MS:.0f} ms or more)")  # fmt: skip
     median = _quantile(times, 0.5) if n else math.inf
-    sd = statistics.pstdev(times) if n > 1 else 0.0
+    sd = _pstdev(times) if n > 1 else 0.0
     if n >= MIN_FAST:
         # The median's standard error is about 1.25 sd / √n.
         upper = median + Z * 1.25 * sd / math.sqrt(n)
@@ -311,7 +340,7 @@ def assess(games: Sequence[GameHands]) -> Verdict:
         # The tail of their times once each round's choice is taken out (their own slope):
         # quick easy rounds are a left tail of a person's times, not a missing right one.
         net = _net_of_choice(games, fit) or times
-        skew = _skewness(net, statistics.fmean(net), statistics.pstdev(net))
+        skew = _skewness(net, _mean(net), _pstdev(net))
         # The sample skewness's standard error: √(6/n) for a Gaussian sample, more with a
         # real tail (a few slow hands move it): the sample's own, by the jackknife.
         floor = SKEW_FLOOR - Z * max(math.sqrt(6 / n), _skewness_se(net))
@@ -351,10 +380,10 @@ def _between_games(games: Sequence[GameHands]) -> tuple[float, int]:
     n, k = sum(len(xs) for xs in groups), len(groups)
     if k < 2 or n <= k:
         return 1.0, k
-    means = [statistics.fmean(xs) for xs in groups]
+    means = [_mean(xs) for xs in groups]
     grand = sum(m * len(xs) for m, xs in zip(means, groups, strict=True)) / n
     between = sum(len(xs) * (m - grand) ** 2 for m, xs in zip(means, groups, strict=True))
-    within = sum((x - m) ** 2 for m, xs in zip(means, groups, strict=True) for x in xs)
+    within = sum((x - m) * (x - m) for m, xs in zip(means, groups, strict=True) for x in xs)
     return (between / (k - 1)) / max(within / (n - k), 1e-9), k
 
 
@@ -394,8 +423,8 @@ def choice_slope(games: Sequence[GameHands]) -> Fit:
         pts = [(h.bits, h.ms) for h in g.hands if h.first and h.bits is not None]
         if len(pts) < 2:
             continue
-        mx = statistics.fmean(x for x, _ in pts)
-        my = statistics.fmean(y for _, y in pts)
+        mx = _mean([x for x, _ in pts])
+        my = _mean([y for _, y in pts])
         centred += [(x - mx, y - my) for x, y in pts]
         k += 1
     n = len(centred)
@@ -414,7 +443,7 @@ def choice_slope(games: Sequence[GameHands]) -> Fit:
     meat = den = 0.0
     for x, y in centred:
         psi, dpsi = score(y - slope * x)
-        meat, den = meat + (psi * x) ** 2, den + dpsi * x * x
+        meat, den = meat + (psi * x) * (psi * x), den + dpsi * x * x
     return slope, math.sqrt(meat * n / (n - k - 1)) / den, n
 
 
@@ -423,12 +452,12 @@ def _ex_gauss_score(residuals: Sequence[float]) -> Callable[[float], tuple[float
     the skewness, 2τ³/s³, kept within 0.05–1.8; σ² the variance left), as a function of a
     residual: ψ = −d log f / dx and its derivative ψ′. None when the residuals do not vary.
     With z = (x − μ)/σ − σ/τ and m = φ(z)/Φ(z): ψ = 1/τ − m/σ, ψ′ = m(z + m)/σ²."""
-    mean = statistics.fmean(residuals)
-    var = statistics.pvariance(residuals, mean)
+    mean = _mean(residuals)
+    var = _pvariance(residuals, mean)
     if var <= 0:
         return None
     s = math.sqrt(var)
-    skew = sum((r - mean) ** 3 for r in residuals) / len(residuals) / s**3
+    skew = sum((r - mean) * (r - mean) * (r - mean) for r in residuals) / len(residuals) / s**3
     tau = s * (min(max(skew, 0.05), 1.8) / 2) ** (1 / 3)
     sigma = math.sqrt(max(var - tau * tau, (0.1 * s) ** 2))
     mu = mean - tau
@@ -465,7 +494,7 @@ def serial_correlation(games: Sequence[GameHands], fit: Fit | None = None) -> Fi
         n = len(xs)
         if n < 3:
             continue
-        m = statistics.fmean(xs)
+        m = _mean(xs)
         ys = [x - m for x in xs]
         num += sum(a * b for a, b in itertools.pairwise(ys))
         den += sum(y * y for y in ys)

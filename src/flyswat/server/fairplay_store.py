@@ -15,6 +15,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+import orjson
 from sqlalchemy import Column, Float, Integer, MetaData, String, Table, Text, column, select
 from sqlalchemy import table as table_of
 from sqlalchemy.engine import Connection
@@ -67,7 +68,7 @@ _HISTORY = {
 def history(conn: Connection, player_id: str, limit: int = WINDOW) -> list[GameHands]:
     """The player's latest ``limit`` games' hands as kept, oldest first."""
     got = conn.execute(_HISTORY[conn.dialect.name], {"pid": player_id, "n": limit}).scalar()
-    games = json.loads(got) if isinstance(got, str) else (got or [])
+    games = orjson.loads(got) if isinstance(got, str) else (got or [])
     return [GameHands.from_json(hands) for _, hands in sorted(games, key=lambda g: g[0])]
 
 
