@@ -32,8 +32,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent
 #: The modules compiled, relative to ``src``: the path of every message (socket to table to
 #: every seat), and the fair-play detector, which weighs each player's last hundred games at
-#: every game's end of players (docs/BENCHMARKS.md, *A game's end of players*). Each must run compiled as it does interpreted: CI runs the whole suite on
-#: them (``tests/test_native.py`` requires it). Why the rest are not: docs/BENCHMARKS.md.
+#: every game's end of players (docs/BENCHMARKS.md, *A game's end of players*). Each must
+#: run compiled as it does interpreted: CI runs the whole suite on them
+#: (``tests/test_native.py`` requires it). Why the rest are not: docs/BENCHMARKS.md.
 MODULES = (
     "flyswat/arbiter.py",
     "flyswat/bucket.py",
