@@ -44,7 +44,7 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -412,11 +412,11 @@ def choice_slope(games: Sequence[GameHands]) -> Fit:
     much as any, and its error is the whole spread's, √(σ² + τ²). The likelihood's own
     weighting heeds the tail less and the sharp rise before the mode more, an error nearer
     σ's: so the least-squares line is taken one Newton step along the ex-Gaussian's score
-    (:func:`_ex_gauss_score`, its σ and τ fitted to the line's residuals by their moments;
-    one step from a consistent start is as efficient as the maximum), and its error is the
-    sandwich's (right whatever the true shape of the times: any score, taken about each
-    game's mean, is unbiased for times independent of the round's choice). A slope of 0 and
-    an infinite error when the bits do not vary or the times not at all."""
+    (:func:`_ex_gauss_score`, its σ and τ fitted to the line's residuals by their moments,
+    :func:`_ex_gauss_fit`; one step from a consistent start is as efficient as the maximum),
+    and its error is the sandwich's (right whatever the true shape of the times: any score,
+    taken about each game's mean, is unbiased for times independent of the round's choice).
+    A slope of 0 and an infinite error when the bits do not vary or the times not at all."""
     centred: list[tuple[float, float]] = []  # (bits, ms), each about its game's means
     k = 0
     for g in games:
@@ -432,26 +432,25 @@ def choice_slope(games: Sequence[GameHands]) -> Fit:
     if sxx <= 0 or n - k - 1 <= 0:
         return 0.0, math.inf, n
     slope = sum(x * y for x, y in centred) / sxx
-    score = _ex_gauss_score([y - slope * x for x, y in centred])
-    if score is None:
+    fitted = _ex_gauss_fit([y - slope * x for x, y in centred])
+    if fitted is None:
         return slope, math.inf, n
+    mu, sigma, tau = fitted
     num = den = 0.0
     for x, y in centred:
-        psi, dpsi = score(y - slope * x)
+        psi, dpsi = _ex_gauss_score(y - slope * x, mu, sigma, tau)
         num, den = num + psi * x, den + dpsi * x * x
     slope += num / den
     meat = den = 0.0
     for x, y in centred:
-        psi, dpsi = score(y - slope * x)
+        psi, dpsi = _ex_gauss_score(y - slope * x, mu, sigma, tau)
         meat, den = meat + (psi * x) * (psi * x), den + dpsi * x * x
     return slope, math.sqrt(meat * n / (n - k - 1)) / den, n
 
 
-def _ex_gauss_score(residuals: Sequence[float]) -> Callable[[float], tuple[float, float]] | None:
-    """The location score of the ex-Gaussian fitted to ``residuals`` by its moments (τ from
-    the skewness, 2τ³/s³, kept within 0.05–1.8; σ² the variance left), as a function of a
-    residual: ψ = −d log f / dx and its derivative ψ′. None when the residuals do not vary.
-    With z = (x − μ)/σ − σ/τ and m = φ(z)/Φ(z): ψ = 1/τ − m/σ, ψ′ = m(z + m)/σ²."""
+def _ex_gauss_fit(residuals: Sequence[float]) -> tuple[float, float, float] | None:
+    """The ex-Gaussian (μ, σ, τ) fitted to ``residuals`` by its moments (τ from the skewness,
+    2τ³/s³, kept within 0.05–1.8; σ² the variance left); None when they do not vary."""
     mean = _mean(residuals)
     var = _pvariance(residuals, mean)
     if var <= 0:
@@ -460,15 +459,17 @@ def _ex_gauss_score(residuals: Sequence[float]) -> Callable[[float], tuple[float
     skew = sum((r - mean) * (r - mean) * (r - mean) for r in residuals) / len(residuals) / s**3
     tau = s * (min(max(skew, 0.05), 1.8) / 2) ** (1 / 3)
     sigma = math.sqrt(max(var - tau * tau, (0.1 * s) ** 2))
-    mu = mean - tau
+    return mean - tau, sigma, tau
 
-    def score(x: float) -> tuple[float, float]:
-        z = (x - mu) / sigma - sigma / tau
-        # Φ(z) by erfc, and the Mills ratio's asymptote where Φ underflows.
-        m = -z - 1 / z if z < -30 else _PHI * math.exp(-z * z / 2) / (0.5 * math.erfc(-z / _SQRT2))
-        return 1 / tau - m / sigma, m * (z + m) / sigma**2
 
-    return score
+def _ex_gauss_score(x: float, mu: float, sigma: float, tau: float) -> tuple[float, float]:
+    """The location score of the ex-Gaussian (μ, σ, τ) at a residual ``x``: ψ = −d log f / dx
+    and its derivative ψ′. With z = (x − μ)/σ − σ/τ and m = φ(z)/Φ(z): ψ = 1/τ − m/σ,
+    ψ′ = m(z + m)/σ². (A plain function of floats: compiled, called with no object made.)"""
+    z = (x - mu) / sigma - sigma / tau
+    # Φ(z) by erfc, and the Mills ratio's asymptote where Φ underflows.
+    m = -z - 1 / z if z < -30 else _PHI * math.exp(-z * z / 2) / (0.5 * math.erfc(-z / _SQRT2))
+    return 1 / tau - m / sigma, m * (z + m) / (sigma * sigma)
 
 
 _SQRT2, _PHI = math.sqrt(2.0), 1 / math.sqrt(2 * math.pi)
