@@ -89,6 +89,47 @@ def test_a_game_of_nobodys_identities_ends_in_three_statements_of_its_own_and_is
         store.close()
 
 
+def test_a_game_of_players_reads_every_window_at_once_and_writes_only_the_listed(
+    url: str,
+) -> None:
+    """A game's end of players weighs each one's window: all of them read in one statement
+    (each is a wait for the interpreter's lock behind a busy loop), a fair-play row written
+    only for a player already listed (brought up to date; one an operator cleared stays
+    cleared) or flagged by this game — none for the others."""
+    from harness.seed import one_record
+
+    store = Store(url)
+    record = one_record()
+    ids = ["a" * 32, "b" * 32, "c" * 32, "d" * 32]
+    statements: list[str] = []
+    event.listen(store.engine, "before_cursor_execute",
+                 lambda *args: statements.append(" ".join(args[2].split())))  # fmt: skip
+    try:
+        with store.engine.begin() as conn:
+            for pid in ids:
+                ps.register(conn, pid, pid[:3], "secret", "2026-12-01T00:00:00Z")
+            conn.execute(fs.fairplay.insert().values(
+                player_id=ids[1], state=fs.CLEARED, score=0.5, reason="looked at", games=1,
+                first_hands=1, evidence="{}", flagged_at="2026-12-01T00:00:00Z",
+                updated_at="2026-12-01T00:00:00Z"))  # fmt: skip
+        over = ev.Over(game_id="g1", record={**record, "id": "g1"}, players=ids,
+                       too_fast=[0] * 4, own_reveals=[9] * 4, public=True)  # fmt: skip
+        statements.clear()
+        store.write_batch([("T00001", [over])])
+        reads = [s for s in statements if "flyswat_player_games" in s and s.startswith("SELECT")]
+        updates = [s for s in statements if s.startswith("UPDATE flyswat_fairplay")]
+        inserts = [s for s in statements if s.startswith("INSERT INTO flyswat_fairplay")]
+        with store.engine.connect() as conn:
+            rows = {r.player_id: r for r in conn.execute(select(fs.fairplay))}
+        assert len(reads) == 1, reads
+        assert len(updates) == 1 and rows[ids[1]].state == fs.CLEARED
+        assert rows[ids[1]].updated_at != "2026-12-01T00:00:00Z"  # its figures brought up to date
+        assert len(inserts) == len(rows) - 1  # the others: a row only for one this game flagged
+        assert all(rows[pid].state == fs.REVIEW for pid in rows if pid != ids[1])
+    finally:
+        store.close()
+
+
 def test_a_players_fair_play_history_is_their_latest_games_oldest_first(url: str) -> None:
     """What the detector weighs at a game's end (read in one row: each row SQLite's driver
     steps to is a wait for the interpreter's lock): the player's own latest games, in the

@@ -11,17 +11,18 @@ reads this table; their games are simply not rated while they are under review
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
 from sqlalchemy import Column, Float, Integer, MetaData, String, Table, Text, column, select
 from sqlalchemy import table as table_of
 from sqlalchemy.engine import Connection
-from sqlalchemy.sql import text
+from sqlalchemy.sql import TextClause, text
 
-from flyswat.fairplay import WINDOW, GameHands, Verdict, assess
+from flyswat.fairplay import WINDOW, GameHands, assess
 
 metadata = MetaData()
 
@@ -43,49 +44,76 @@ fairplay = Table(
 REVIEW, CLEARED = "review", "cleared"
 
 
-def under_review(conn: Connection, ids: Sequence[str]) -> set[str]:
-    """The players among ``ids`` under review now."""
+#: Players' latest games' hands, and which of them are listed, in one row: read at every
+#: game's end in the writer's transaction, where each statement, and each row SQLite's driver
+#: steps to, lets the interpreter's lock go — a wait behind the busy loop each. Each player's
+#: window is its own ``ORDER BY id DESC LIMIT`` (their index, not all their games), the
+#: windows joined by ``UNION ALL``. (The players' games table is the players store's.)
+_LATEST = ("SELECT * FROM (SELECT player_id, id, hands FROM flyswat_player_games"
+           " WHERE player_id = :p{i} AND hands IS NOT NULL"
+           " ORDER BY id DESC LIMIT :n) AS w{i}")  # fmt: skip
+_WINDOWS = {
+    "sqlite": ("SELECT json_array((SELECT json_group_array(json_array(player_id, id, json(hands)))"
+               " FROM ({latest})), (SELECT json_group_array(json_array(player_id, state))"
+               " FROM flyswat_fairplay WHERE player_id IN ({ids})))"),
+    "postgresql": ("SELECT json_build_array((SELECT json_agg(json_build_array(player_id, id,"
+                   " hands::json)) FROM ({latest}) AS h), (SELECT json_agg(json_build_array("
+                   "player_id, state)) FROM flyswat_fairplay WHERE player_id IN ({ids})))"),
+}  # fmt: skip
+
+
+@functools.cache
+def _windows_sql(dialect: str, count: int) -> TextClause:
+    """:data:`_WINDOWS` for ``count`` players (``:p0`` …), made once for each count."""
+    latest = " UNION ALL ".join(_LATEST.format(i=i) for i in range(count))
+    ids = ", ".join(f":p{i}" for i in range(count))
+    return text(_WINDOWS[dialect].format(latest=latest, ids=ids))
+
+
+def windows(conn: Connection, player_ids: Sequence[str],
+            limit: int = WINDOW) -> tuple[dict[str, list[GameHands]], dict[str, str]]:  # fmt: skip
+    """Each player's latest ``limit`` games' hands as kept, oldest first (none: not in it),
+    and the state of each one listed for fair play, in one statement."""
+    ids = sorted(set(player_ids))
     if not ids:
-        return set()
-    rows = conn.execute(select(fairplay.c.player_id)
-                        .where(fairplay.c.player_id.in_(sorted(set(ids))),
-                               fairplay.c.state == REVIEW))  # fmt: skip
-    return {r[0] for r in rows}
-
-
-#: A player's latest games' hands in one row, ``[id, hands]`` each: read at every game's end
-#: in the writer's transaction, where SQLite's driver lets the interpreter's lock go at each
-#: row it steps to — a hundred waits behind the busy loop, where one row is one.
-#: (The players' games table is the players store's.)
-_LATEST = ("SELECT id, hands FROM flyswat_player_games WHERE player_id = :pid"
-           " AND hands IS NOT NULL ORDER BY id DESC LIMIT :n")  # fmt: skip
-_HISTORY = {
-    "sqlite": text(f"SELECT json_group_array(json_array(id, json(hands))) FROM ({_LATEST})"),
-    "postgresql": text(f"SELECT json_agg(json_build_array(id, hands::json)) FROM ({_LATEST}) AS h"),
-}
+        return {}, {}
+    params: dict[str, Any] = {f"p{i}": pid for i, pid in enumerate(ids)}
+    got = conn.execute(_windows_sql(conn.dialect.name, len(ids)), {**params, "n": limit}).scalar()
+    games, listed = orjson.loads(got) if isinstance(got, str) else (got or (None, None))
+    out: dict[str, list[GameHands]] = {}
+    for pid, _, hands in sorted(games or [], key=lambda g: (g[0], g[1])):
+        out.setdefault(pid, []).append(GameHands.from_json(hands))
+    return out, {pid: state for pid, state in listed or []}
 
 
 def history(conn: Connection, player_id: str, limit: int = WINDOW) -> list[GameHands]:
     """The player's latest ``limit`` games' hands as kept, oldest first."""
-    got = conn.execute(_HISTORY[conn.dialect.name], {"pid": player_id, "n": limit}).scalar()
-    games = orjson.loads(got) if isinstance(got, str) else (got or [])
-    return [GameHands.from_json(hands) for _, hands in sorted(games, key=lambda g: g[0])]
+    return windows(conn, [player_id], limit)[0].get(player_id, [])
 
 
-def weigh(conn: Connection, player_id: str, game: GameHands, at: str) -> Verdict:
-    """Weigh the player's games so far and ``game`` (not kept yet); a player flagged for
-    the first time is put under review, and the figures of one already listed are brought
-    up to date (one an operator cleared stays cleared)."""
-    verdict = assess([*history(conn, player_id, WINDOW - 1), game])
-    figures = {"score": verdict.score, "reason": verdict.reason, "games": verdict.games,
-               "first_hands": verdict.first_hands, "evidence": json.dumps(verdict.evidence),
-               "updated_at": at}  # fmt: skip
-    listed = conn.execute(fairplay.update().where(fairplay.c.player_id == player_id)
-                          .values(**figures)).rowcount  # fmt: skip
-    if not listed and verdict.flagged:
-        conn.execute(fairplay.insert().values(player_id=player_id, state=REVIEW, flagged_at=at,
-                                              **figures))  # fmt: skip
-    return verdict
+def weigh(conn: Connection, games: Mapping[str, GameHands], at: str) -> set[str]:
+    """Weigh each player's games so far with their game in ``games`` (not kept yet); a
+    player flagged for the first time is put under review, and the figures of one already
+    listed are brought up to date (one an operator cleared stays cleared). The players
+    under review now. One statement reads every window; one is written only for a player
+    listed or flagged."""
+    kept, listed = windows(conn, list(games), WINDOW - 1)
+    review = set()
+    for pid in sorted(games):
+        verdict = assess([*kept.get(pid, []), games[pid]])
+        figures = {"score": verdict.score, "reason": verdict.reason, "games": verdict.games,
+                   "first_hands": verdict.first_hands,
+                   "evidence": json.dumps(verdict.evidence), "updated_at": at}  # fmt: skip
+        state = listed.get(pid)
+        if state is not None:
+            conn.execute(fairplay.update().where(fairplay.c.player_id == pid).values(**figures))
+        elif verdict.flagged:
+            conn.execute(fairplay.insert().values(player_id=pid, state=REVIEW, flagged_at=at,
+                                                  **figures))  # fmt: skip
+            state = REVIEW
+        if state == REVIEW:
+            review.add(pid)
+    return review
 
 
 def listing(conn: Connection, everyone: bool = False) -> list[dict[str, Any]]:

@@ -610,8 +610,7 @@ def record_game(conn: Connection, code: str, event: ev.Over, at: str,
         if pid in known and pid not in hands:
             count = too_fast[seat] if seat < len(too_fast) else 0
             hands[pid] = fairplay.from_record(record, seat, count, bits)
-            fairplay_store.weigh(conn, pid, hands[pid], at)
-    review = fairplay_store.under_review(conn, sorted(hands))
+    review = fairplay_store.weigh(conn, hands, at)
     mixed = bool(getattr(event, "takes_bots", False))
     entries = entries_of(record, seat_players, too_fast, event.own_reveals, review,
                          programs=programs, mixed=mixed)  # fmt: skip
