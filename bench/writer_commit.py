@@ -35,7 +35,7 @@ from typing import Any
 
 from flyswat import protocol as p
 from flyswat.server import players_store as ps
-from flyswat.server.serve import GC_THRESHOLD0, NEVER
+from flyswat.server.serve import young_only
 from flyswat.server.store import Store, poll_for_lock
 from flyswat.table import events as ev
 from harness.seed import one_record
@@ -108,7 +108,7 @@ def stored_tables() -> tuple[Store, list[str]]:
 def as_served() -> None:
     """The server's collector policy (:func:`flyswat.server.serve.collect`): young
     collections only, and everything made so far frozen out of them."""
-    gc.set_threshold(GC_THRESHOLD0, NEVER, NEVER)
+    young_only()
     gc.collect()
     gc.freeze()
 

@@ -250,7 +250,7 @@ def _mean(xs: Sequence[float]) -> float:
 
 
 def _pvariance(xs: Sequence[float], mean: float) -> float:
-    """The population variance of ``xs`` about ``mean`` (their :func:`statistics.fmean`),
+    """The population variance of ``xs`` about ``mean`` (their :func:`_mean`),
     in floats: what :func:`statistics.pvariance` gives to the last bits, without its exact
     fractions (a hundred times the cost over a player's thousands of hands)."""
     ds = [x - mean for x in xs]
@@ -340,7 +340,8 @@ def assess(games: Sequence[GameHands]) -> Verdict:
         # The tail of their times once each round's choice is taken out (their own slope):
         # quick easy rounds are a left tail of a person's times, not a missing right one.
         net = _net_of_choice(games, fit) or times
-        skew = _skewness(net, _mean(net), _pstdev(net))
+        mean = _mean(net)
+        skew = _skewness(net, mean, math.sqrt(_pvariance(net, mean)))
         # The sample skewness's standard error: √(6/n) for a Gaussian sample, more with a
         # real tail (a few slow hands move it): the sample's own, by the jackknife.
         floor = SKEW_FLOOR - Z * max(math.sqrt(6 / n), _skewness_se(net))

@@ -101,16 +101,18 @@ def weigh(conn: Connection, games: Mapping[str, GameHands], at: str) -> set[str]
     review = set()
     for pid in sorted(games):
         verdict = assess([*kept.get(pid, []), games[pid]])
+        state = listed.get(pid)
+        if state is None and not verdict.flagged:
+            continue  # nothing to keep of a player nobody listed
         figures = {"score": verdict.score, "reason": verdict.reason, "games": verdict.games,
                    "first_hands": verdict.first_hands,
                    "evidence": json.dumps(verdict.evidence), "updated_at": at}  # fmt: skip
-        state = listed.get(pid)
-        if state is not None:
-            conn.execute(fairplay.update().where(fairplay.c.player_id == pid).values(**figures))
-        elif verdict.flagged:
+        if state is None:
             conn.execute(fairplay.insert().values(player_id=pid, state=REVIEW, flagged_at=at,
                                                   **figures))  # fmt: skip
             state = REVIEW
+        else:
+            conn.execute(fairplay.update().where(fairplay.c.player_id == pid).values(**figures))
         if state == REVIEW:
             review.add(pid)
     return review

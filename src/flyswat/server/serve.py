@@ -32,6 +32,12 @@ NEVER = 10**9
 COLLECT_EVERY_S = 0.25
 
 
+def young_only() -> None:
+    """The collector's policy (:func:`collect`): young collections every
+    :data:`GC_THRESHOLD0` allocations, the older generations never."""
+    gc.set_threshold(GC_THRESHOLD0, NEVER, NEVER)
+
+
 async def collect(every_s: float = COLLECT_EVERY_S) -> None:
     """Keep the garbage collector's pauses off the players' critical path.
 
@@ -53,7 +59,7 @@ async def collect(every_s: float = COLLECT_EVERY_S) -> None:
     ``tests/server/test_heap.py``), and ``/metrics`` counts the live heap's blocks
     (``flyswat_heap_blocks``).
     """
-    gc.set_threshold(GC_THRESHOLD0, NEVER, NEVER)
+    young_only()
     while True:
         gc.collect(0)
         gc.freeze()
