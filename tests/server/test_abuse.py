@@ -284,8 +284,8 @@ def test_a_websocket_upgrade_pipelined_behind_a_request_outlives_the_body_timeou
 def test_a_request_head_over_the_limit_pipelined_behind_another_is_refused(
     limited: tuple[int, int],
 ) -> None:
-    """h11 bounds only a head still incomplete in its buffer: one that comes whole behind
-    another request in the same read is refused all the same (400, closed)."""
+    """A head that comes whole behind another request in the same read is bounded as one
+    that comes in pieces: refused (400, closed)."""
     port, _ = limited
     big = b"GET /health HTTP/1.1\r\nhost: 127.0.0.1\r\nx-pad: " + b"a" * 20_000 + b"\r\n\r\n"
     with dial(port, "127.0.0.25") as sock:
@@ -296,10 +296,40 @@ def test_a_request_head_over_the_limit_pipelined_behind_another_is_refused(
             while chunk := sock.recv(65536):
                 seen += chunk
     # Read whole, the big head is answered 400 after the first's 200; read in two parts
-    # (a busy server), h11's own bound on a head still incomplete closes the connection
+    # (a busy server), the bound on a head still incomplete closes the connection
     # at once. Never a second 200, never a connection kept.
     statuses = re.findall(rb"HTTP/1.1 (\d{3})", seen)
     assert statuses in ([b"200", b"400"], [b"400"], []), seen[:300]
+
+
+def test_a_head_of_many_short_headers_over_the_limit_is_refused(
+    limited: tuple[int, int],
+) -> None:
+    """The bound is on the whole head, not on one line: two thousand short headers."""
+    port, _ = limited
+    lines = b"".join(b"x-h%d: v\r\n" % i for i in range(2000))
+    with dial(port, "127.0.0.27") as sock:
+        sock.sendall(b"GET /health HTTP/1.1\r\nhost: 127.0.0.1\r\n" + lines + b"\r\n")
+        status, headers, body = response(sock, within=SLACK)
+        assert (status, body["error"]) == (400, "malformed")
+        assert "16384" in body["message"] and headers["connection"] == "close"
+        assert closed_by_server(sock, SLACK)
+
+
+def test_an_upgrade_to_another_protocol_is_answered_and_its_connection_let_go(
+    limited: tuple[int, int],
+) -> None:
+    """An ``Upgrade`` the server does not speak (``h2c``) is answered as a plain request,
+    and the connection, whose parser stops at an upgrade, is closed, not held."""
+    port, _ = limited
+    with dial(port, "127.0.0.28") as sock:
+        sock.sendall(
+            b"GET /health HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: Upgrade, "
+            b"HTTP2-Settings\r\nupgrade: h2c\r\nhttp2-settings: AAMAAABkAAQAAP__\r\n\r\n"
+        )
+        status, _, body = response(sock, within=SLACK)
+        assert status == 200 and body["ok"]
+        assert closed_by_server(sock, BODY_TIMEOUT + SLACK)
 
 
 def test_a_request_with_both_a_length_and_a_transfer_encoding_is_refused_and_closed(

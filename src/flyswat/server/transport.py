@@ -1,13 +1,16 @@
 """The limits at the transport: uvicorn protocols that shed abusive sockets, and the HTTP guards.
 
-uvicorn keeps a socket that never completes its request head for good, reads request
-bodies into memory before the application can refuse them, and accepts until the process
-runs out of file descriptors. The protocol subclasses here (handed to uvicorn by
-:func:`uvicorn_config`) add what ``docs/PROTOCOL.md`` (*Limits*) promises:
+HTTP is parsed by llhttp (``httptools``, uvicorn's parser of choice): a request costs the
+process about half the CPU it did with h11 (``bench/http_cost.py``). uvicorn keeps a socket
+that never completes its request head for good, reads request bodies into memory before the
+application can refuse them, and accepts until the process runs out of file descriptors.
+The protocol subclasses here (handed to uvicorn by :func:`uvicorn_config`) add what
+``docs/PROTOCOL.md`` (*Limits*) promises:
 
 - a request head must be complete within ``header_timeout_s`` of the connection (or of the
   first byte after a keep-alive pause), its body within ``body_timeout_s`` of the head;
-  else the connection is aborted;
+  else the connection is aborted; a head over ``max_head_bytes`` is answered ``400`` and
+  closed, however it arrives;
 - at most ``connections_per_address`` open connections per client address (answered
   ``429 rate_limited``) and ``connection_cap`` in all, the descriptor limit less a reserve —
   at the cap the connection that has waited longest for a request is closed to make room,
@@ -40,11 +43,10 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar, Protocol, cast
 
-import h11
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
-from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.protocols.utils import ClientDisconnected
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
@@ -89,7 +91,7 @@ def error_body(code: str, message: str) -> dict[str, str]:
 
 def raw_response(code: str, message: str, retry_after: int | None = None) -> bytes:
     """A whole ``HTTP/1.1`` error response that closes the connection, for a socket
-    refused before any request was read (so before h11 could write one)."""
+    refused before any request was read (so before uvicorn could write one)."""
     status = CODES[code].status
     body = json.dumps(error_body(code, message)).encode()
     head = [
@@ -159,59 +161,32 @@ class Gate:
         return True
 
 
-class _Requests(h11.Connection):
-    """h11's server side, with the request head's limit held for every request: a head
-    still incomplete over ``max_head`` bytes (h11's own bound on its buffer), and one that
-    came whole in one read (which h11 lets through: one pipelined behind another request or
-    behind the rest of a body); and refusing a request that declares both a
-    ``Content-Length`` and a ``Transfer-Encoding`` (RFC 9112, 6.1: a server may refuse it,
-    and must not keep the connection after it; its length is the client's word against
-    itself). The reason is kept in :attr:`refusal` for the answer (``400``, closed)."""
-
-    def __init__(self, max_head: int) -> None:
-        super().__init__(h11.SERVER, max_head)
-        self.max_head = max_head
-        self.refusal: str | None = None
-
-    def next_event(self) -> Any:
-        try:
-            event = super().next_event()
-        except h11.RemoteProtocolError as e:
-            if e.error_status_hint == 431:  # h11: its buffer of an incomplete head is full
-                self.refusal = f"request head over {self.max_head} bytes"
-            raise
-        if isinstance(event, h11.Request):
-            names = {name for name, _ in event.headers}
-            if b"content-length" in names and b"transfer-encoding" in names:
-                self.refusal = "a request with both Content-Length and Transfer-Encoding"
-            size = len(event.method) + len(event.target) + 13  # the request line, the end
-            size += sum(len(name) + len(value) + 4 for name, value in event.headers)
-            if size > self.max_head:
-                self.refusal = f"request head over {self.max_head} bytes"
-            if self.refusal is not None:
-                raise h11.RemoteProtocolError(self.refusal, error_status_hint=400)
-        return event
-
-
-class FlyswatHTTP(H11Protocol):
-    """uvicorn's h11 protocol with request-head and body deadlines, connection caps and a
-    lingering close after an early answer. A subclass made by :func:`uvicorn_config` sets
-    :attr:`gate`.
+class FlyswatHTTP(HttpToolsProtocol):
+    """uvicorn's httptools protocol (llhttp parses, in C) with request-head and body
+    deadlines, connection caps, a bound on the request head and a lingering close after an
+    early answer. A subclass made by :func:`uvicorn_config` sets :attr:`gate`.
 
     Its ``phase``: ``head`` (waiting for a request head), ``body``, ``serving`` (the request
     is in, the answer not yet out), ``kept`` (kept alive between requests), ``linger``,
-    ``upgraded`` (to a WebSocket) or ``refused``.
+    ``upgraded`` (to a WebSocket) or ``refused``. llhttp refuses a request that declares both
+    a ``Content-Length`` and a ``Transfer-Encoding`` itself (RFC 9112, 6.1).
     """
 
     gate: ClassVar[Gate]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.conn = _Requests(self.gate.limits.max_head_bytes)
+        self.max_head = self.gate.limits.max_head_bytes
         self.slot: str | None = None  # the address whose connection this counts as
         self.deadline: asyncio.TimerHandle | None = None
         self.phase = "head"
         self.dropped = 0
+        #: Between a request's first byte and the end of its head; the head's size so far
+        #: (its request line and whole headers) and the bytes read meanwhile.
+        self.in_head = False
+        self.head_size = 0
+        self.unparsed = 0
+        self.refusal: str | None = None  # why a request is answered 400 and closed
 
     # -- deadlines ------------------------------------------------------------------------
 
@@ -228,22 +203,6 @@ class FlyswatHTTP(H11Protocol):
         self.deadline = None
         self.gate.timed_out += 1
         self.transport.abort()
-
-    def _follow(self) -> None:
-        """Set the phase and deadline for where the request now is (after h11 read bytes)."""
-        state = self.conn.their_state
-        if state is h11.SEND_BODY:
-            if self.phase != "body":
-                self.phase = "body"
-                self.gate.busy(self)
-                self._arm(self.gate.limits.body_timeout_s, self._timed_out)
-        elif state is h11.IDLE:
-            if self.phase == "body":  # an early answer's small body read to its end
-                self._kept()
-        else:
-            self.phase = "serving"  # head and body are in (or the connection switched)
-            self.gate.busy(self)
-            self._disarm()
 
     # -- asyncio.Protocol -----------------------------------------------------------------
 
@@ -262,19 +221,28 @@ class FlyswatHTTP(H11Protocol):
         self._arm(self.gate.limits.header_timeout_s, self._timed_out)
 
     def data_received(self, data: bytes) -> None:
-        if self.phase == "refused":
+        phase = self.phase
+        if phase == "refused":
             return
-        if self.phase == "linger":
+        if phase == "linger":
             self.dropped += len(data)
             if self.dropped > LINGER_BYTES:
                 self.transport.abort()
             return
-        if self.phase == "kept" and self.conn.their_state is h11.IDLE:
+        if phase == "kept":
             self.phase = "head"  # the next request on a kept-alive connection
             self._arm(self.gate.limits.header_timeout_s, self._timed_out)
         super().data_received(data)
-        if self.phase not in ("linger", "upgraded"):
-            self._follow()
+        phase = self.phase
+        if phase == "body":
+            if self.deadline is None:
+                self._arm(self.gate.limits.body_timeout_s, self._timed_out)
+        elif self.in_head and phase not in ("refused", "upgraded", "linger"):
+            # A head still incomplete: its bytes so far, counted by the reads it came in (a
+            # read that began with the end of another request counts whole).
+            self.unparsed += len(data)
+            if self.unparsed > self.max_head:
+                self._refuse(f"request head over {self.max_head} bytes")
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
@@ -284,29 +252,82 @@ class FlyswatHTTP(H11Protocol):
             self.slot = None
         super().connection_lost(exc)
 
+    # -- llhttp's callbacks ---------------------------------------------------------------
+
+    def on_message_begin(self) -> None:
+        self.in_head, self.head_size, self.unparsed = True, 14, 0  # a request line's least
+        super().on_message_begin()
+
+    def on_url(self, url: bytes) -> None:
+        self._grow(len(url))
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._grow(len(name) + len(value) + 4)
+        super().on_header(name, value)
+
+    def _grow(self, size: int) -> None:
+        """The head is ``size`` bytes longer; past the limit the request is refused (the
+        error stops llhttp, and uvicorn answers through :meth:`send_400_response`)."""
+        self.head_size += size
+        if self.head_size > self.max_head:
+            self.refusal = f"request head over {self.max_head} bytes"
+            raise ValueError(self.refusal)
+
+    def on_headers_complete(self) -> None:
+        self.in_head, self.unparsed = False, 0
+        if self.phase in ("head", "kept"):
+            self.phase = "body"  # until the message is whole (at once, for most)
+            self.gate.busy(self)
+            self._disarm()
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        cycle = self.cycle
+        if self.phase not in ("upgraded", "linger", "refused"):
+            if cycle is not None and cycle.response_complete:
+                self._kept()  # an early answer's small body read to its end
+            else:
+                self.phase = "serving"
+                self._disarm()
+        super().on_message_complete()
+
     # -- uvicorn's hooks ------------------------------------------------------------------
 
-    def handle_websocket_upgrade(self, event: h11.Request) -> None:
+    def handle_websocket_upgrade(self) -> None:
         self._disarm()
         self.phase = "upgraded"
         self.gate.busy(self)
-        super().handle_websocket_upgrade(event)
+        super().handle_websocket_upgrade()
+        # llhttp's parser holds this protocol (its callbacks): a cycle, which uvicorn breaks
+        # when the connection is lost — a loss this protocol no longer hears of.
+        self.parser = None  # type: ignore[assignment]
         protocol = self.transport.get_protocol()
         if isinstance(protocol, FlyswatWebSocket):  # it holds the slot from now on
             protocol.slot, self.slot = self.slot, None
 
     def send_400_response(self, msg: str) -> None:
-        refusal = cast(_Requests, self.conn).refusal
-        if refusal is None:  # h11 found the request malformed: uvicorn's answer and log line
+        if self.refusal is None:  # llhttp found the request malformed: uvicorn's answer
+            self.phase = "refused"
+            self._disarm()
             super().send_400_response(msg)
             return
+        self._refuse(self.refusal)
+
+    def _refuse(self, why: str) -> None:
         self.phase = "refused"
-        self.transport.write(raw_response("malformed", refusal))
+        self._disarm()
+        self.transport.write(raw_response("malformed", why))
         self.transport.close()
 
     def on_response_complete(self) -> None:
+        if self.phase in ("upgraded", "refused"):  # answered behind an upgrade, or too late
+            self.server_state.total_requests += 1
+            return
+        cycle = self.cycle  # the request answered, unless another is queued behind it
         if (
-            self.conn.their_state is h11.SEND_BODY
+            not self.pipeline
+            and cycle.more_body
             and not self.transport.is_closing()
             and not self._body_small()
         ):
@@ -320,14 +341,24 @@ class FlyswatHTTP(H11Protocol):
             self._arm(LINGER_S, self.transport.close)
             return
         super().on_response_complete()
-        if self.transport.is_closing() or self.phase == "upgraded":  # a pipelined upgrade
+        if self.transport.is_closing():
             return
-        if self.conn.their_state is h11.IDLE:
-            self._kept()
-        else:  # a pipelined request read at once, or the rest of a small body to come:
+        cycle = self.cycle
+        if self.in_head:  # the next request's head has begun
+            self._unset_keepalive_if_required()
+            if self.phase != "head":
+                self.phase = "head"
+                self._arm(self.gate.limits.header_timeout_s, self._timed_out)
+        elif cycle.more_body:  # the rest of a small body to come, or a pipelined request's:
             # the body's deadline holds, not the keep-alive's (which is for a quiet client)
             self._unset_keepalive_if_required()
-            self._follow()
+            self.phase = "body"
+            if self.deadline is None:
+                self._arm(self.gate.limits.body_timeout_s, self._timed_out)
+        elif cycle.response_complete:
+            self._kept()
+        else:
+            self.phase = "serving"  # a pipelined request, read whole, now served
 
     def _body_small(self) -> bool:
         """Is the request's body declared small enough to be read (and dropped) after an
