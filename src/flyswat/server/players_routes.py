@@ -30,6 +30,7 @@ from flyswat.players.ratings import Rating
 from flyswat.server import challenges_store as cs
 from flyswat.server import players_store as ps
 from flyswat.server import replies
+from flyswat.server.batched import Batched
 from flyswat.server.cluster import Owner
 from flyswat.server.limits import AddressBuckets
 from flyswat.server.node import SECRET_HEADER, Forwarder
@@ -70,6 +71,9 @@ class Players:
         self.pages = Pages(self.engine)  # the read-only pages, and the SQL's threads
         self.db = self.pages.db
         self.buckets = buckets
+        #: A table's set-up asks these: each batch read in one trip to a thread.
+        self.names = Batched(self.db, _free_names)
+        self.callers = Batched(self.db, ps.authenticate_all)
 
     def close(self) -> None:
         """Let the SQL threads go (what they are running ends first)."""
@@ -84,7 +88,7 @@ class Players:
             return None
         if player is None or secret is None:
             raise IllegalActionError("an identity is a player id and its secret", "bad_secret")
-        row = await self.db(lambda conn: ps.authenticate(conn, player, secret))
+        row = await self.callers.ask((player, secret))
         return Caller(row["id"], row["name"], Rating(row["mu"], row["sigma"]).shown,
                       bool(row["bot"]))  # fmt: skip
 
@@ -98,17 +102,7 @@ class Players:
     async def anonymous_name(self, name: str) -> str:
         """A name given without an identity: not a bot's or a seat's; a player's name is
         given a short tag, so that nobody can pose as them."""
-        cleaned = identity.clean_name(name)
-
-        def free(conn: Connection) -> str | None:
-            tried = cleaned
-            for _ in range(MAX_TAG_TRIES):
-                if not ps.name_taken(conn, tried):
-                    return tried
-                tried = identity.tagged(cleaned, _tag())
-            return None
-
-        found = await self.db(free)
+        found = await self.names.ask(identity.clean_name(name))
         if found is not None:
             return found
         raise IllegalActionError(f"the name {name!r} is taken: choose another", "name_taken")
@@ -393,6 +387,24 @@ def _replayed(request: Request, raw: bytes) -> Request:
 
 #: Tags tried for a name already taken before giving up (``name_taken``).
 MAX_TAG_TRIES = 12
+
+
+def _free_names(conn: Connection, names: list[str]) -> list[str | Exception | None]:
+    """Each guest's name as they may have it: as asked where no player holds it (one
+    statement for them all), else with a tag no player holds; None where none was found."""
+    taken = ps.names_taken(conn, names)
+    out: list[str | Exception | None] = []
+    for name in names:
+        found: str | None = name
+        if identity.name_key(name) in taken:
+            found = None
+            for _ in range(MAX_TAG_TRIES - 1):
+                tried = identity.tagged(name, _tag())
+                if not ps.name_taken(conn, tried):
+                    found = tried
+                    break
+        out.append(found)
+    return out
 
 
 def _tag() -> str:

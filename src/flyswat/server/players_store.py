@@ -174,13 +174,38 @@ def name_taken(conn: Connection, name: str) -> bool:
     return conn.execute(select(players.c.id).where(players.c.name_key == key)).first() is not None
 
 
+def names_taken(conn: Connection, names: Sequence[str]) -> set[str]:
+    """The keys of ``names`` that players hold (one statement)."""
+    keys = {name_key(name) for name in names}
+    held = select(players.c.name_key).where(players.c.name_key.in_(keys))
+    return set(conn.execute(held).scalars())
+
+
 def authenticate(conn: Connection, player_id: str, secret: str) -> dict[str, Any]:
     """The player ``player_id`` if ``secret`` is theirs; raises ``bad_secret`` otherwise
     (the same for an unknown id, so ids cannot be probed with it)."""
-    row = conn.execute(select(players).where(players.c.id == player_id)).mappings().first()
-    if row is None or not secret_matches(row["secret_hash"], secret):
-        raise IllegalActionError("that is not this player's secret", "bad_secret")
-    return dict(row)
+    found = authenticate_all(conn, [(player_id, secret)])[0]
+    if isinstance(found, IllegalActionError):
+        raise found
+    return found
+
+
+def authenticate_all(
+    conn: Connection, asked: Sequence[tuple[str, str]]
+) -> list[dict[str, Any] | IllegalActionError]:
+    """:func:`authenticate` for each ``(player_id, secret)`` (one statement for them all):
+    the player's row, or the ``bad_secret`` error to raise."""
+    ids = {player_id for player_id, _ in asked}
+    found = conn.execute(select(players).where(players.c.id.in_(ids))).mappings()
+    rows = {row["id"]: row for row in found}
+    out: list[dict[str, Any] | IllegalActionError] = []
+    for player_id, secret in asked:
+        row = rows.get(player_id)
+        if row is None or not secret_matches(row["secret_hash"], secret):
+            out.append(IllegalActionError("that is not this player's secret", "bad_secret"))
+        else:
+            out.append(dict(row))
+    return out
 
 
 def set_claim(conn: Connection, player_id: str, code: str, until: float) -> None:
