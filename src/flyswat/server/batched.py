@@ -48,7 +48,7 @@ class Batched(Generic[K, V]):
         loop = asyncio.get_running_loop()
         done: asyncio.Future[V] = loop.create_future()
         self.asked.append((key, done))
-        if self.task is None:
+        if self.task is None or self.task.done():  # (done: its loop ended in a batch)
             self.task = loop.create_task(self._run())
         return await done
 
