@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from functools import partial
 from typing import Any, Generic, TypeVar
 
 from sqlalchemy.engine import Connection
@@ -59,7 +58,7 @@ class Batched(Generic[K, V]):
                 keys = [key for key, _ in batch]
                 self.batches += 1
                 try:
-                    values: Sequence[V | Exception] = await self.db(partial(_flip, self.read, keys))
+                    values = await self._read(keys)
                 except Exception as e:  # the read itself failed: each one's error
                     values = [e] * len(batch)
                 for (_, done), value in zip(batch, values, strict=True):
@@ -72,7 +71,6 @@ class Batched(Generic[K, V]):
         finally:
             self.task = None
 
-
-def _flip(read: Callable[[Connection, list[K]], Sequence[V | Exception]], keys: list[K],
-          conn: Connection) -> Sequence[V | Exception]:  # fmt: skip
-    return read(conn, keys)
+    async def _read(self, keys: list[K]) -> Sequence[V | Exception]:
+        values: Sequence[V | Exception] = await self.db(lambda conn: self.read(conn, keys))
+        return values

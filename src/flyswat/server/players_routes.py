@@ -393,18 +393,16 @@ def _free_names(conn: Connection, names: list[str]) -> list[str | Exception | No
     """Each guest's name as they may have it: as asked where no player holds it (one
     statement for them all), else with a tag no player holds; None where none was found."""
     taken = ps.names_taken(conn, names)
-    out: list[str | Exception | None] = []
-    for name in names:
-        found: str | None = name
-        if identity.name_key(name) in taken:
-            found = None
-            for _ in range(MAX_TAG_TRIES - 1):
-                tried = identity.tagged(name, _tag())
-                if not ps.name_taken(conn, tried):
-                    found = tried
-                    break
-        out.append(found)
-    return out
+    return [_tagged(conn, name) if identity.name_key(name) in taken else name for name in names]
+
+
+def _tagged(conn: Connection, name: str) -> str | None:
+    """``name`` with a tag no player holds (None when none of the tags tried was free)."""
+    for _ in range(MAX_TAG_TRIES - 1):
+        tried = identity.tagged(name, _tag())
+        if not ps.name_taken(conn, tried):
+            return tried
+    return None
 
 
 def _tag() -> str:

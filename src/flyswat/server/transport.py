@@ -199,6 +199,11 @@ class FlyswatHTTP(HttpToolsProtocol):
             self.deadline.cancel()
             self.deadline = None
 
+    def _await_body(self) -> None:
+        """The body's deadline, from when its head was whole (armed once)."""
+        if self.deadline is None:
+            self._arm(self.gate.limits.body_timeout_s, self._timed_out)
+
     def _timed_out(self) -> None:
         self.deadline = None
         self.gate.timed_out += 1
@@ -235,14 +240,14 @@ class FlyswatHTTP(HttpToolsProtocol):
         super().data_received(data)
         phase = self.phase
         if phase == "body":
-            if self.deadline is None:
-                self._arm(self.gate.limits.body_timeout_s, self._timed_out)
+            self._await_body()
         elif self.in_head and phase not in ("refused", "upgraded", "linger"):
             # A head still incomplete: its bytes so far, counted by the reads it came in (a
             # read that began with the end of another request counts whole).
             self.unparsed += len(data)
             if self.unparsed > self.max_head:
-                self._refuse(f"request head over {self.max_head} bytes")
+                self.refusal = f"request head over {self.max_head} bytes"
+                self.send_400_response(self.refusal)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
@@ -307,17 +312,12 @@ class FlyswatHTTP(HttpToolsProtocol):
             protocol.slot, self.slot = self.slot, None
 
     def send_400_response(self, msg: str) -> None:
-        if self.refusal is None:  # llhttp found the request malformed: uvicorn's answer
-            self.phase = "refused"
-            self._disarm()
-            super().send_400_response(msg)
-            return
-        self._refuse(self.refusal)
-
-    def _refuse(self, why: str) -> None:
         self.phase = "refused"
         self._disarm()
-        self.transport.write(raw_response("malformed", why))
+        if self.refusal is None:  # llhttp found the request malformed: uvicorn's answer
+            super().send_400_response(msg)
+            return
+        self.transport.write(raw_response("malformed", self.refusal))
         self.transport.close()
 
     def on_response_complete(self) -> None:
@@ -353,8 +353,7 @@ class FlyswatHTTP(HttpToolsProtocol):
             # the body's deadline holds, not the keep-alive's (which is for a quiet client)
             self._unset_keepalive_if_required()
             self.phase = "body"
-            if self.deadline is None:
-                self._arm(self.gate.limits.body_timeout_s, self._timed_out)
+            self._await_body()
         elif cycle.response_complete:
             self._kept()
         else:
