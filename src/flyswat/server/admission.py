@@ -26,9 +26,12 @@ from flyswat.errors import IllegalActionError
 PERIOD_S = 0.02
 LATE_MS = 10.0
 ON_TIME_MS = 5.0
-#: Admissions a period: at most, and to begin with (800 a second: a busy site's node sees
-#: a few tens).
-MOST = 16
+#: Admissions a period: at most, and to begin with (200 a second, 50 tables: a busy site's
+#: node sees a few tens). The loop's lateness shows a set-up's cost only after it, when its
+#: sockets and ``hello`` follow the request the door let in; a door that opened 16 a period
+#: let the first 20 ms of a burst of games' ends in before the loop could say it was late
+#: (docs/BENCHMARKS.md, *A narrower door*).
+MOST = 4
 #: The longest a request waits at the door before it is told to come back.
 MAX_WAIT_S = 10.0
 
