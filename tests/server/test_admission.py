@@ -10,12 +10,13 @@ from __future__ import annotations
 import asyncio
 import time
 
+import httpx
 import pytest
 
 from flyswat.errors import IllegalActionError
 from flyswat.server.admission import LATE_MS, ON_TIME_MS, Admission, Pace
 
-from .conftest import Live
+from .conftest import Live, serve
 
 
 def test_the_budget_halves_when_the_loop_runs_late_and_grows_by_one_when_on_time() -> None:
@@ -111,3 +112,48 @@ def test_a_create_join_or_play_now_held_too_long_is_503_busy_with_retry_after_an
     info = live.get(f"/api/tables/{code}").json()
     assert [p["joined"] for p in info["players"]] == [True, False]
     assert runner.admission.refused == 3
+
+
+def test_a_create_past_its_addresss_budget_is_told_so_at_once_and_takes_no_place_at_the_door(
+    db_url: str,
+) -> None:
+    """An address that has spent its new tables is answered ``429 too_many_tables`` before
+    the door, not after waiting there: such creates hold up nobody else's set-up. A create
+    told ``busy`` at the door costs its address no table."""
+
+    def shut_door(wait_s: float) -> Admission:
+        door = Admission(Pace(budget=1, most=1), period_s=60.0, max_wait_s=wait_s)
+        door.tokens = 0  # shut for a minute: a create that reaches it waits ``wait_s``
+        return door
+
+    def spend(http: httpx.Client) -> tuple[int, httpx.Response]:
+        made = 0
+        while (r := http.post("/api/tables", json={"name": "Ana", "seats": 2})).is_success:
+            made += 1
+            assert made < 100
+        return made, r
+
+    def from_(address: str, live: Live) -> httpx.Client:  # not the tests' exempt address
+        transport = httpx.HTTPTransport(local_address=address)
+        return httpx.Client(transport=transport, base_url=live.http, timeout=10)
+
+    with serve(db_url, tables_per_minute=0.001, table_burst=5) as live:  # none back meanwhile
+        runner = live.app.state.runner
+        with from_("127.0.0.51", live) as http:
+            made, refused = spend(http)
+            assert made == 5 and (refused.status_code, refused.json()["error"]) == (
+                429, "too_many_tables",
+            )  # fmt: skip
+            tables = len(runner.directory.tables)
+            runner.admission = door = shut_door(5.0)
+            again = http.post("/api/tables", json={"name": "Ana", "seats": 2})
+        assert (again.status_code, again.json()["error"]) == (429, "too_many_tables")
+        assert (door.waited, door.refused) == (0, 0)
+        assert len(runner.directory.tables) == tables
+
+        runner.admission = door = shut_door(0.1)
+        with from_("127.0.0.52", live) as http:
+            busy = http.post("/api/tables", json={"name": "Bo", "seats": 2})
+            assert (busy.status_code, busy.json()["error"]) == (503, "busy")
+            runner.admission = Admission()
+            assert spend(http)[0] == made  # the busy one took none of its tables

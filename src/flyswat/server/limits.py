@@ -195,6 +195,13 @@ class AddressBuckets:
                 break
             del self._buckets[address]
 
+    def give_back(self, address: str, cost: float = 1.0) -> None:
+        """Return ``cost`` that :meth:`allow` took from ``address``: what it was taken for
+        was refused or failed."""
+        bucket = self._buckets.get(address)
+        if bucket is not None and address not in self.exempt:
+            bucket.tokens = min(bucket.burst, bucket.tokens + cost)
+
     def allow(self, address: str, now: float, cost: float = 1.0) -> bool:
         """Take ``cost`` from ``address``'s bucket; False when it is spent (refuse)."""
         if address in self.exempt:

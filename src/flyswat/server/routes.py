@@ -25,7 +25,7 @@ from starlette.websockets import WebSocket
 from flyswat import native
 from flyswat import protocol as p
 from flyswat.bots import LEVELS
-from flyswat.errors import IllegalActionError, MalformedError
+from flyswat.errors import FlyswatError, IllegalActionError, MalformedError
 from flyswat.server import node, players_store, replies
 from flyswat.server.cluster import Owner
 from flyswat.server.connection import CLOSE_EXPIRED, CLOSE_MOVED, CLOSE_NOT_FOUND, Session
@@ -101,21 +101,30 @@ class TableRoutes:
 
     async def create(self, request: Request) -> Response:
         body = await replies.body(request, p.CreateTable)  # a refused body costs no table
+        address = client_address(request.scope)
+        # The address's budget is taken before the door, where a flood past it would hold
+        # others' set-ups up; a create refused after it (busy, a wrong secret) gives it back.
+        if not self.creates.allow(address, time.monotonic()):
+            raise IllegalActionError("too many new tables from this address", "too_many_tables")
+        try:
+            table, seat, token = await self._create(body)
+        except FlyswatError:
+            self.creates.give_back(address)
+            raise
+        return replies.seated(table, seat, token)
+
+    async def _create(self, body: p.CreateTable) -> tuple[Table, int, str]:
         await self.runner.admission.enter()
         players = self.players
         me = await players.who(body.player, body.secret)
         name = me[1] if me else await players.anonymous_name(body.name)
         if body.reserved is not None:  # a table kept for nobody could never be filled
             await players.check_player(body.reserved)
-        if not self.creates.allow(client_address(request.scope), time.monotonic()):
-            raise IllegalActionError("too many new tables from this address", "too_many_tables")
         body = body.model_copy(update={"name": name})
         player, rating = (me[0], me[2]) if me else (None, None)
         key = body.secret if me else None  # the host's token, as a join's (idempotent)
         bot = bool(me and me.bot)
-        create = self.runner.directory.create
-        table, seat, token = await create(body, player, rating, key=key, bot=bot)
-        return replies.seated(table, seat, token)
+        return await self.runner.directory.create(body, player, rating, key=key, bot=bot)
 
     async def list_tables(self, request: Request) -> JSONResponse:
         runner = self.runner
