@@ -43,6 +43,10 @@ class TokenBucket:
         self.tokens -= cost
         return True
 
+    def give_back(self, cost: float = 1.0) -> None:
+        """Return ``cost`` that :meth:`take` took (what it was taken for did not happen)."""
+        self.tokens = min(self.burst, self.tokens + cost)
+
     def wait(self, now: float, cost: float = 1.0) -> float:
         """Seconds from ``now`` until ``cost`` tokens are there (0 when they are now)."""
         self._refill(now)

@@ -45,6 +45,16 @@ def test_a_bucket_refills_at_its_rate_and_never_above_its_burst() -> None:
     assert [bucket.take(100.0) for _ in range(4)] == [True, True, True, False]
 
 
+def test_a_token_given_back_can_be_taken_again_but_never_past_the_burst() -> None:
+    bucket = TokenBucket.full(rate=1.0, burst=2, now=0.0)
+    assert bucket.take(0.0) and bucket.take(0.0) and not bucket.take(0.0)
+    bucket.give_back()
+    assert bucket.take(0.0) and not bucket.take(0.0)
+    for _ in range(5):
+        bucket.give_back()
+    assert [bucket.take(0.0) for _ in range(3)] == [True, True, False]
+
+
 def test_a_clock_that_steps_back_gives_no_tokens() -> None:
     bucket = TokenBucket.full(rate=1.0, burst=1, now=10.0)
     assert bucket.take(10.0)

@@ -200,7 +200,7 @@ class AddressBuckets:
         was refused or failed."""
         bucket = self._buckets.get(address)
         if bucket is not None and address not in self.exempt:
-            bucket.tokens = min(bucket.burst, bucket.tokens + cost)
+            bucket.give_back(cost)
 
     def allow(self, address: str, now: float, cost: float = 1.0) -> bool:
         """Take ``cost`` from ``address``'s bucket; False when it is spent (refuse)."""
