@@ -149,11 +149,14 @@ class Player:
     @classmethod
     @contextlib.asynccontextmanager
     async def connect(
-        cls, live_ws: str, code: str, token: str | None, **kw: Any
-    ) -> AsyncIterator[Player]:
+        cls, live_ws: str, code: str, token: str | None,
+        subprotocols: list[str] | None = None, **kw: Any,
+    ) -> AsyncIterator[Player]:  # fmt: skip
+        """``subprotocols``: asked in the handshake (which the server then leaves to the
+        websockets library: none is granted)."""
         url = f"{live_ws}/ws/{code}"
         for _ in range(5):  # a node that does not run the table says where it runs: go there
-            ws = await connect(url)
+            ws = await connect(url, subprotocols=subprotocols)  # type: ignore[arg-type]
             with contextlib.suppress(ConnectionClosed):  # a ``moved`` and its close came first
                 await ws.send(json.dumps({"type": "hello", "token": token}))
             player = cls(ws, None, **kw)

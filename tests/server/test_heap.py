@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from flyswat.server import serve
+from flyswat.server.transport import FlyswatWebSocket, OpenSocket
 
 from .conftest import FAST, Live, Player, create_table, join_table, until
 
@@ -66,20 +67,27 @@ async def test_a_whole_game_and_its_sockets_leave_no_cycle_of_the_servers_object
 
 @pytest.mark.anyio
 async def test_an_open_socket_keeps_no_task_nor_coroutines_of_its_own(live: Live) -> None:
-    """Once accepted, a socket lives in its protocol alone: the application that accepted it
-    has returned (no task, no stack of the middlewares' coroutines for the socket's whole
-    life: in a burst of new sockets the collector walked about a hundred objects each), and
-    the socket still carries the table's messages both ways, and closes as ever."""
+    """Once accepted, a socket lives in its protocol alone: the usual one was never handed to
+    the application (the transport answered its handshake: an ``OpenSocket``), and one the
+    application accepted (a handshake the transport leaves to the websockets library: here,
+    one that asks for a sub-protocol) has seen it return — no task, no stack of the
+    middlewares' coroutines for the socket's whole life: in a burst of new sockets the
+    collector walked about a hundred objects each. Both carry the table's messages both ways,
+    and close as ever."""
     seated = await create_table(live)
     joined = await join_table(live, seated["code"], "Bruno")
     executor = live.app.state.runner.executor
     async with (
         Player.connect(live.ws, seated["code"], seated["token"]) as ana,
-        Player.connect(live.ws, seated["code"], joined["token"]) as bruno,
+        Player.connect(live.ws, seated["code"], joined["token"], subprotocols=["x"]) as bruno,
     ):
         await until(lambda: len(executor.links) == 2, "the two sockets were not linked")
+        protocols = {link.protocol for link in executor.links.values()}
+        opened = [p for p in protocols if isinstance(p, OpenSocket)]
+        accepted = [p for p in protocols if isinstance(p, FlyswatWebSocket)]
+        assert len(opened) == 1 and len(accepted) == 1
         # uvicorn's set of the ASGI applications still running, every connection's.
-        tasks = next(iter(executor.links.values())).protocol.tasks
+        tasks = accepted[0].tasks
         await until(lambda: not tasks, "an application still runs for an open socket", 5)
         await bruno.send(type="ready")
         while not (await ana.expect("table"))["table"]["players"][bruno.seat]["ready"]:

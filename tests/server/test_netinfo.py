@@ -115,3 +115,29 @@ def test_the_websocket_protocol_hands_the_app_its_sockets_kernel_round_trip() ->
         answer = asyncio.run(ask(port))
     assert answer != "None"
     assert 0 < float(answer) < 50
+
+
+async def echo_front_rtt(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """:func:`echo_rtt`, with 127.0.0.1 a trusted front."""
+    if scope["type"] != "websocket":
+        return
+    await receive()
+    await send({"type": "websocket.accept"})
+    reader = rtt_reader(scope, {"127.0.0.1"})
+    await send({"type": "websocket.send", "text": repr(reader() if reader else None)})
+    await send({"type": "websocket.close"})
+
+
+def test_a_front_that_is_also_a_trusted_proxy_is_believed_for_the_peer_it_is() -> None:
+    """DEPLOY.md's proxy is named twice (``--trusted-proxies`` and ``--rtt-header-from``):
+    its ``X-Forwarded-For`` makes the scope's client the player's address, and its round-trip
+    header must still be believed, as coming from the peer of the connection."""
+
+    async def ask(port: int) -> str:
+        sent = {"X-Forwarded-For": "203.0.113.9", RTT_HEADER: "60000"}
+        async with connect(f"ws://127.0.0.1:{port}/", additional_headers=sent) as ws:
+            return str(await ws.recv())
+
+    config = uvicorn_config(Limits(), proxies=("127.0.0.1",))
+    with in_thread(echo_front_rtt, config) as port:
+        assert asyncio.run(ask(port)) == "60.0"

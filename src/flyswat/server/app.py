@@ -40,7 +40,7 @@ from flyswat.server.runner import Runner
 from flyswat.server.settings import Timings
 from flyswat.server.static import WebFiles
 from flyswat.server.store import Store
-from flyswat.server.transport import RequestRateLimit
+from flyswat.server.transport import OPENER_KEY, RequestRateLimit
 
 WEB_DIR = Path(__file__).resolve().parent.parent / "web"
 DEFAULT_DB = settings.DEFAULT_DB
@@ -110,7 +110,7 @@ def build_app(
     arenas = ArenaRoutes(players, operator_secret, schedule)
 
     @contextlib.asynccontextmanager
-    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+    async def lifespan(_: Starlette) -> AsyncIterator[dict[str, Any]]:
         runner.start(writer)
         runner.node.restore()
         cluster.start_beating()
@@ -118,7 +118,7 @@ def build_app(
                       metrics.watch_loop(tell_s=stall_log_ms / 1000), arenas.loop()]  # fmt: skip
         tasks = [asyncio.create_task(job) for job in (*background, *(job() for job in jobs))]
         try:
-            yield
+            yield {OPENER_KEY: tables.opener}  # the transport's own way in for a table's sockets
         finally:
             await node.stop_tasks(tasks)
             cluster.stop_beating()

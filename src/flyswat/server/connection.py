@@ -1,7 +1,7 @@
 """One WebSocket connection: its session with its table, its outgoing frames, its pings.
 
-A :class:`Session` is what the socket's protocol (:class:`~flyswat.server.transport.
-FlyswatWebSocket`, once it has taken the socket over) tells of each client message as it is
+A :class:`Session` is what the socket's protocol (an :class:`~flyswat.server.transport.
+Accepted` socket, once it has taken the socket over) tells of each client message as it is
 read: parsed, and handed to the table in the same step. Nothing waits in a queue and no task
 is woken per message.
 
@@ -33,7 +33,7 @@ from flyswat.table.seats import message_bucket
 
 if TYPE_CHECKING:
     from flyswat.server.executor import Executor
-    from flyswat.server.transport import FlyswatWebSocket
+    from flyswat.server.transport import Accepted
     from flyswat.table.core import Table
 
 log = logging.getLogger("flyswat.server")
@@ -77,7 +77,7 @@ class Link:
     def __init__(
         self,
         id: int,
-        socket: FlyswatWebSocket,
+        socket: Accepted,
         clock: Callable[[], float],
         on_sent: Callable[[int], None],
         limits: Limits,
@@ -326,7 +326,7 @@ class Session:
         self,
         executor: Executor,
         table: Table,
-        socket: FlyswatWebSocket,
+        socket: Accepted,
         limits: Limits,
         clock: Callable[[], float],
         network: Callable[[], float | None] | None,

@@ -13,11 +13,16 @@ Two sources (docs/PROTOCOL.md, "Fair arbitration"):
   is believed only from the peer addresses the operator lists (``flyswat serve
   --rtt-header-from``); from anywhere else the header is ignored.
 
-uvicorn does not hand the socket to the ASGI app: the server's own WebSocket protocol
-(:class:`flyswat.server.transport.FlyswatWebSocket`) puts it into the scope's ``extensions``
-(:data:`~flyswat.server.transport.SOCKET_KEY`), and :func:`rtt_reader` turns a scope into the
-one callable the connection uses. A scope may instead carry a reader of its own under
-:data:`SCOPE_KEY` (``{"tcp_rtt_ms": () -> float | None}``).
+:func:`network_reader` turns a connection's peer, its upgrade's headers and its socket into
+the one callable the connection uses; the peer is always the socket's own address, so a proxy
+named both ``--trusted-proxies`` and ``--rtt-header-from`` is believed for its header although
+its ``X-Forwarded-For`` names the player. A socket whose handshake the transport answered
+itself (:class:`flyswat.server.transport.OpenSocket`) gives them directly; for one accepted by
+the ASGI application, uvicorn does not hand the socket over: the server's own WebSocket
+protocol (:class:`flyswat.server.transport.FlyswatWebSocket`) puts it into the scope's
+``extensions`` (:data:`~flyswat.server.transport.SOCKET_KEY`), and :func:`rtt_reader` reads
+them from the scope. A scope may instead carry a reader of its own under :data:`SCOPE_KEY`
+(``{"tcp_rtt_ms": () -> float | None}``).
 """
 
 from __future__ import annotations
@@ -77,21 +82,43 @@ def header_rtt_ms(headers: list[tuple[bytes, bytes]]) -> float | None:
 def rtt_reader(
     scope: Mapping[str, Any], trusted_fronts: Collection[str] = ()
 ) -> Callable[[], float | None] | None:
-    """How to read the network's round trip (ms) of the connection ``scope`` describes.
-
-    The trusted front's header when the peer is one of ``trusted_fronts`` and sent it;
-    otherwise the socket's ``TCP_INFO``; None when there is neither (an in-process test
-    client, or another server).
-    """
-    client = scope.get("client")
-    if client and client[0] in trusted_fronts:
-        front = header_rtt_ms(list(scope.get("headers", [])))
-        if front is not None:
-            return lambda: front
+    """How to read the network's round trip (ms) of the connection ``scope`` describes
+    (:func:`network_reader`, with the scope's socket, or the reader it carries under
+    :data:`SCOPE_KEY`). The peer is the socket's own address, never the client a trusted
+    proxy named (``X-Forwarded-For`` rewrites the scope's ``client``): a front is believed
+    for what it is, the peer of the connection."""
     extensions = scope.get("extensions") or {}
+    sock = extensions.get(SOCKET_KEY)
+    client = scope.get("client")
+    peer = _peer(sock) if sock is not None else (client[0] if client else None)
     info = extensions.get(SCOPE_KEY)
     reader = info.get("tcp_rtt_ms") if isinstance(info, dict) else None
-    if callable(reader):
-        return reader  # type: ignore[no-any-return]
-    sock = extensions.get(SOCKET_KEY)
+    own = reader if callable(reader) else None
+    return network_reader(peer, list(scope.get("headers", [])), sock, trusted_fronts, own)
+
+
+def network_reader(
+    peer: str | None,
+    headers: list[tuple[bytes, bytes]],
+    sock: _Socket | None,
+    trusted_fronts: Collection[str] = (),
+    own: Callable[[], float | None] | None = None,
+) -> Callable[[], float | None] | None:
+    """How to read the network's round trip (ms) of a WebSocket: the trusted front's
+    header when the ``peer`` is one of ``trusted_fronts`` and sent it; else ``own`` (a
+    reader of its own), else the socket's ``TCP_INFO``; None when there is none of these
+    (an in-process test client, or another server)."""
+    if peer is not None and peer in trusted_fronts:
+        front = header_rtt_ms(headers)
+        if front is not None:
+            return lambda: front
+    if own is not None:
+        return own
     return partial(tcp_rtt_ms, sock) if sock is not None else None
+
+
+def _peer(sock: Any) -> str | None:
+    try:
+        return str(sock.getpeername()[0])
+    except (OSError, AttributeError, IndexError, TypeError):
+        return None

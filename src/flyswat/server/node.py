@@ -205,6 +205,14 @@ class Node:
                 self.directory.load(code)
         return taken
 
+    def here(self, code: str) -> Table | None:
+        """Table ``code`` if this node runs it and knows so without asking anyone (in
+        memory, and its lease not stale); else None: :meth:`locate` finds out."""
+        table = self.directory.tables.get(code)
+        if table is None or self.cluster is None or not self.cluster.stale():
+            return table
+        return None
+
     async def locate(self, code: str) -> Table | Owner | None:
         """Table ``code`` if this node runs it — adopting it if nobody live does, and
         rebuilding it from the store —, else its live owner; None if there is no such table."""

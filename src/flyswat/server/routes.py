@@ -15,6 +15,8 @@ import contextlib
 import json
 import os
 import time
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from starlette.requests import Request
@@ -30,11 +32,11 @@ from flyswat.server import node, players_store, replies
 from flyswat.server.cluster import Owner
 from flyswat.server.connection import CLOSE_EXPIRED, CLOSE_MOVED, CLOSE_NOT_FOUND, Session
 from flyswat.server.limits import AddressBuckets, Limits
-from flyswat.server.netinfo import rtt_reader
+from flyswat.server.netinfo import network_reader, rtt_reader
 from flyswat.server.players_routes import Players
 from flyswat.server.runner import Runner, monotonic_ms
 from flyswat.server.store import Store
-from flyswat.server.transport import PROTOCOL_KEY, client_address, read_body
+from flyswat.server.transport import PROTOCOL_KEY, OpenSocket, client_address, read_body
 from flyswat.table.core import Table
 from flyswat.table.io import Join, StartBy
 
@@ -224,6 +226,23 @@ class TableRoutes:
                 await websocket.close(CLOSE_MOVED)
             return
         await self.play(websocket, found)
+
+    def opener(self, path: str) -> Callable[[OpenSocket], None] | None:
+        """How to serve a WebSocket at ``path`` whose handshake the transport answers itself
+        (:data:`flyswat.server.transport.Opener`): one of a live table this node runs, the
+        usual way in. Every other (a table elsewhere, expired or unknown, a node handing its
+        tables over) is left to :meth:`ws`, which answers it as the protocol says."""
+        if not path.startswith("/ws/") or self.runner.executor.draining:
+            return None
+        table = self.runner.node.here(path[len("/ws/") :])
+        if table is None or table.state == "expired":
+            return None
+        return partial(self._open, table)
+
+    def _open(self, table: Table, socket: OpenSocket) -> None:
+        sock = socket.transport.get_extra_info("socket")
+        network = network_reader(socket.peer, socket.headers, sock, self.rtt_fronts)
+        Session(self.runner.executor, table, socket, self.limits, monotonic_ms, network)
 
     async def play(self, ws: WebSocket, table: Table | None) -> None:
         """Serve one WebSocket of ``table`` (None: no such table): once accepted, its

@@ -33,7 +33,10 @@ bodies streamed under a cap.
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import contextlib
+import hashlib
 import json
 import logging
 import resource
@@ -42,7 +45,9 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar, Protocol, cast
+from urllib.parse import unquote
 
+from httptools import parse_url
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -74,6 +79,8 @@ CLOSE_WAIT_S = 2.0
 TRANSPORT_KEY = "flyswat.transport"
 PROTOCOL_KEY = "flyswat.protocol"
 SOCKET_KEY = "flyswat.socket"
+#: The key, in the application's lifespan state, of its :data:`Opener` of WebSockets.
+OPENER_KEY = "flyswat.sockets"
 
 
 def descriptor_limit() -> int:
@@ -303,13 +310,43 @@ class FlyswatHTTP(HttpToolsProtocol):
         self._disarm()
         self.phase = "upgraded"
         self.gate.busy(self)
-        super().handle_websocket_upgrade()
+        if not self._open_here():
+            super().handle_websocket_upgrade()
+            protocol = self.transport.get_protocol()
+            if isinstance(protocol, FlyswatWebSocket):  # it holds the slot from now on
+                protocol.slot, self.slot = self.slot, None
         # llhttp's parser holds this protocol (its callbacks): a cycle, which uvicorn breaks
         # when the connection is lost — a loss this protocol no longer hears of.
         self.parser = None  # type: ignore[assignment]
-        protocol = self.transport.get_protocol()
-        if isinstance(protocol, FlyswatWebSocket):  # it holds the slot from now on
-            protocol.slot, self.slot = self.slot, None
+
+    def _open_here(self) -> bool:
+        """Answer the opening handshake here when the application's :data:`Opener` serves
+        its path and the request is a plain one (:func:`handshake_accept`): the socket goes
+        straight to an :class:`OpenSocket` and to the application's session, without the
+        websockets library, an ASGI scope or a task (a set-up's sockets cost the loop about
+        a fifth of its work through them: docs/BENCHMARKS.md). False: nothing was done."""
+        opener = cast(Opener | None, self.app_state.get(OPENER_KEY))
+        if opener is None or self.root_path:
+            return False
+        if self.cycle is not None and not self.cycle.response_complete:
+            return False  # behind a request still being answered: its answer goes first
+        scope = self.scope
+        accept = handshake_accept(scope["method"], scope["http_version"], self.headers)
+        if accept is None:
+            return False
+        path = parse_url(self.url).path.decode("ascii")
+        serve_socket = opener(unquote(path) if "%" in path else path)
+        if serve_socket is None:
+            return False
+        self.connections.discard(self)
+        peer = self.client[0] if self.client else ""
+        opened = OpenSocket(self.transport, self.gate, self.slot, self.config.ws_max_size,
+                            self.connections, peer, self.headers)  # fmt: skip
+        self.slot = None  # the socket holds it from now on
+        self.transport.set_protocol(opened)
+        self.transport.write(switching(accept))
+        serve_socket(opened)
+        return True
 
     def send_400_response(self, msg: str) -> None:
         self.phase = "refused"
@@ -383,7 +420,7 @@ class FlyswatHTTP(HttpToolsProtocol):
 
 
 class Receiver(Protocol):
-    """What a socket taken over by :meth:`FlyswatWebSocket.take_over` tells as it reads."""
+    """What an accepted socket (:class:`Accepted`) tells as it reads, once taken over."""
 
     def message(self, payload: bytes, text: bool) -> None:
         """A whole client message (a text one is UTF-8)."""
@@ -392,15 +429,213 @@ class Receiver(Protocol):
         """The connection is gone (once)."""
 
 
-class FlyswatWebSocket(WebSocketsSansIOProtocol):
-    """uvicorn's websockets-sansio protocol for the opening handshake, which puts itself, its
-    transport and its socket into the ASGI scope's ``extensions`` and gives back its
-    connection slot when it closes.
+class Accepted(Protocol):
+    """An accepted WebSocket, as the application holds it: its transport, and its frames read
+    by a :class:`Receiver` from :meth:`take_over` on."""
+
+    transport: asyncio.Transport
+
+    def take_over(self, receiver: Receiver) -> None:
+        """Tell ``receiver`` of every message read from now on, and of the end."""
+
+    def close(self, code: int, reason: str = "") -> None:
+        """Start the closing handshake after what was written."""
+
+    def abort(self) -> None:
+        """Drop the connection at once, unsent data and all."""
+
+
+#: RFC 6455 §1.3: what a server appends to the client's key before hashing it.
+_WS_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+
+def handshake_accept(method: str, version: str, headers: list[tuple[bytes, bytes]]) -> bytes | None:
+    """The ``Sec-WebSocket-Accept`` of a plain opening handshake (RFC 6455 §4.2.1: a
+    ``GET`` over HTTP/1.1 with a ``Host``, version 13, one key of 16 bytes in base64, no
+    sub-protocol asked), or None: a request that is not one is left to the websockets
+    library, which answers it as it always did. (uvicorn has already checked the ``Upgrade``
+    and ``Connection`` headers; extensions asked for are simply not granted.)"""
+    if method != "GET" or version != "1.1":
+        return None
+    key: bytes | None = None
+    versions = 0
+    host = False
+    for name, value in headers:
+        if name == b"sec-websocket-key":
+            if key is not None:
+                return None
+            key = value
+        elif name == b"sec-websocket-version":
+            if value != b"13":
+                return None
+            versions += 1
+        elif name == b"host":
+            host = True
+        elif name == b"sec-websocket-protocol":
+            return None
+    if key is None or versions != 1 or not host:
+        return None
+    try:
+        if len(base64.b64decode(key, validate=True)) != 16:
+            return None
+    except (binascii.Error, ValueError):
+        return None
+    return base64.b64encode(hashlib.sha1(key + _WS_GUID).digest())
+
+
+def switching(accept: bytes) -> bytes:
+    """The server's answer to an opening handshake it accepts (RFC 6455 §4.2.2)."""
+    return (b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+            b"Connection: Upgrade\r\nSec-WebSocket-Accept: " + accept + b"\r\n\r\n")  # fmt: skip
+
+
+class _Frames:
+    """An accepted socket's frames read by flyswat (:class:`~flyswat.server.frames.Reader`)
+    and each message handed to the receiver as it is read — no ASGI queue, no task woken per
+    message —, with the protocol's part (pongs to pings, the closing handshake) done on the
+    spot. The part :class:`OpenSocket` and :class:`FlyswatWebSocket` share."""
+
+    transport: asyncio.Transport
+    loop: asyncio.AbstractEventLoop
+    reader: frames.Reader | None
+    receiver: Receiver | None
+    close_sent: bool
+    close_timer: asyncio.TimerHandle | None
+    gone: bool
+
+    def _read(self, reader: frames.Reader, data: bytes) -> None:
+        if self.close_sent and self.transport.is_closing():
+            return
+        payload = reader.one_text(data)
+        if payload is not None:  # the usual case: one whole short text message
+            if not self.close_sent and self.receiver is not None:
+                self.receiver.message(payload, True)
+            return
+        try:
+            messages = reader.feed(data)
+        except frames.BadFrame as e:
+            self.close(e.code, e.reason)
+            return
+        receiver = self.receiver
+        for opcode, payload in messages:
+            if opcode == frames.TEXT or opcode == frames.BINARY:
+                if not self.close_sent and receiver is not None:
+                    receiver.message(payload, opcode == frames.TEXT)
+            elif opcode == frames.PING:
+                if not self.close_sent:
+                    self.transport.write(frames.frame(frames.PONG, payload))
+            elif opcode == frames.CLOSE:
+                self._closing(payload)
+                return
+
+    def _closing(self, payload: bytes) -> None:
+        """The client's close frame: answer it (unless ours went first), then hang up."""
+        try:
+            code, _ = frames.close_code(payload)
+        except frames.BadFrame as e:
+            code = e.code
+        if not self.close_sent:
+            self.close_sent = True
+            reply = frames.NORMAL if code == 1005 else code
+            self.transport.write(frames.close_frame(reply))
+        self.transport.close()
+
+    def close(self, code: int, reason: str = "") -> None:
+        """Start the closing handshake: a close frame after what was written; the socket is
+        closed when the client answers, or :data:`CLOSE_WAIT_S` later."""
+        if self.close_sent or self.transport.is_closing():
+            return
+        self.close_sent = True
+        self.transport.write(frames.close_frame(code, reason))
+        self.close_timer = self.loop.call_later(CLOSE_WAIT_S, self.transport.close)
+
+    def abort(self) -> None:
+        """Drop the connection at once, unsent data and all."""
+        self.transport.abort()
+
+    def _gone(self) -> None:
+        if self.close_timer is not None:
+            self.close_timer.cancel()
+            self.close_timer = None
+        if not self.gone and self.receiver is not None:
+            self.gone = True
+            receiver, self.receiver = self.receiver, None  # no cycle left behind
+            receiver.closed()
+
+
+class OpenSocket(_Frames, asyncio.Protocol):
+    """A WebSocket whose opening handshake :class:`FlyswatHTTP` answered itself (the usual
+    way in: a socket of a table this node runs). Nothing of the websockets library, the ASGI
+    scope or the application's middleware is made for it; it holds its connection slot, is
+    one of uvicorn's connections (closed ``1012`` at shutdown, as uvicorn's own), and is read
+    as :class:`_Frames` reads from the first byte after the handshake."""
+
+    def __init__(
+        self,
+        transport: asyncio.Transport,
+        gate: Gate,
+        slot: str | None,
+        max_size: int,
+        connections: set[Any],
+        peer: str,
+        headers: list[tuple[bytes, bytes]],
+    ) -> None:
+        self.transport = transport
+        self.loop = asyncio.get_running_loop()
+        self.gate = gate
+        self.slot = slot
+        self.connections = connections
+        #: The peer's address (the socket's, never a forwarded one) and the request's
+        #: headers: what :func:`flyswat.server.netinfo.rtt_reader` reads.
+        self.peer = peer
+        self.headers = headers
+        self.reader: frames.Reader | None = frames.Reader(max_size)
+        self.receiver: Receiver | None = None
+        self.close_sent = False
+        self.close_timer: asyncio.TimerHandle | None = None
+        self.gone = False
+        self.lost = False
+        connections.add(self)
+
+    def take_over(self, receiver: Receiver) -> None:
+        self.receiver = receiver
+        if self.lost:
+            self._gone()
+
+    def data_received(self, data: bytes) -> None:
+        if self.reader is not None:
+            self._read(self.reader, data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.lost = True
+        self.connections.discard(self)
+        if self.slot is not None:
+            self.gate.per_address.release(self.slot)
+            self.slot = None
+        self._gone()
+
+    def shutdown(self) -> None:
+        """uvicorn's graceful shutdown: ``1012`` (service restart), then hang up."""
+        if not self.close_sent and not self.transport.is_closing():
+            self.close_sent = True
+            self.transport.write(frames.close_frame(1012))
+        self.transport.close()
+
+
+#: What the application answers for a WebSocket upgrade of one path: how to serve the
+#: socket once flyswat's own handshake has accepted it, or None to let the ASGI application
+#: do the handshake (``docs/PROTOCOL.md``: the same socket either way).
+Opener = Callable[[str], Callable[[OpenSocket], None] | None]
+
+
+class FlyswatWebSocket(_Frames, WebSocketsSansIOProtocol):
+    """uvicorn's websockets-sansio protocol, for the opening handshakes flyswat does not
+    answer itself (:func:`handshake_accept`; a socket for a table this node does not run,
+    which is told ``moved`` or ``not_found``): it puts itself, its transport and its socket
+    into the ASGI scope's ``extensions`` and gives back its connection slot when it closes.
 
     Once the application has accepted the socket it calls :meth:`take_over`: from then on
-    the protocol reads frames itself (:class:`~flyswat.server.frames.Reader`) and hands each
-    message to the receiver as it is read — no ASGI queue, no task woken per message —, and
-    does the protocol's part (pongs to pings, the closing handshake) on the spot."""
+    the frames are read as :class:`_Frames` reads them."""
 
     gate: ClassVar[Gate]
 
@@ -459,55 +694,8 @@ class FlyswatWebSocket(WebSocketsSansIOProtocol):
         reader = self.reader
         if reader is None:
             super().data_received(data)
-            return
-        if self.close_sent and self.transport.is_closing():
-            return
-        payload = reader.one_text(data)
-        if payload is not None:  # the usual case: one whole short text message
-            if not self.close_sent and self.receiver is not None:
-                self.receiver.message(payload, True)
-            return
-        try:
-            messages = reader.feed(data)
-        except frames.BadFrame as e:
-            self.close(e.code, e.reason)
-            return
-        receiver = self.receiver
-        for opcode, payload in messages:
-            if opcode == frames.TEXT or opcode == frames.BINARY:
-                if not self.close_sent and receiver is not None:
-                    receiver.message(payload, opcode == frames.TEXT)
-            elif opcode == frames.PING:
-                if not self.close_sent:
-                    self.transport.write(frames.frame(frames.PONG, payload))
-            elif opcode == frames.CLOSE:
-                self._closing(payload)
-                return
-
-    def _closing(self, payload: bytes) -> None:
-        """The client's close frame: answer it (unless ours went first), then hang up."""
-        try:
-            code, _ = frames.close_code(payload)
-        except frames.BadFrame as e:
-            code = e.code
-        if not self.close_sent:
-            self.close_sent = True
-            reply = frames.NORMAL if code == 1005 else code
-            self.transport.write(frames.close_frame(reply))
-        self.transport.close()
-
-    def close(self, code: int, reason: str = "") -> None:
-        """Start the closing handshake: a close frame after what was written; the socket is
-        closed when the client answers, or :data:`CLOSE_WAIT_S` later."""
-        if self.close_sent or self.transport.is_closing():
-            return
-        self.close_sent = True
-        self.transport.write(frames.close_frame(code, reason))
-        self.close_timer = self.loop.call_later(CLOSE_WAIT_S, self.transport.close)
-
-    def abort(self) -> None:
-        """Drop the connection at once, unsent data and all."""
-        self.transport.abort()
+        else:
+            self._read(reader, data)
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self.slot is not None:
@@ -520,15 +708,6 @@ class FlyswatWebSocket(WebSocketsSansIOProtocol):
                 scope.get("extensions", {}).pop(key, None)
         if self.reader is not None:
             self._gone()
-
-    def _gone(self) -> None:
-        if self.close_timer is not None:
-            self.close_timer.cancel()
-            self.close_timer = None
-        if not self.gone and self.receiver is not None:
-            self.gone = True
-            receiver, self.receiver = self.receiver, None  # no cycle left behind
-            receiver.closed()
 
 
 def uvicorn_config(
