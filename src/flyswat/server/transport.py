@@ -47,7 +47,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar, Protocol, cast
 from urllib.parse import unquote
 
-from httptools import parse_url
+from httptools import HttpParserInvalidURLError, parse_url
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -334,7 +334,10 @@ class FlyswatHTTP(HttpToolsProtocol):
         accept = handshake_accept(scope["method"], scope["http_version"], self.headers)
         if accept is None:
             return False
-        path = parse_url(self.url).path.decode("ascii")
+        try:
+            path = parse_url(self.url).path.decode("ascii")
+        except (HttpParserInvalidURLError, UnicodeDecodeError, AttributeError):
+            return False  # the library answers it as it answers any request it cannot read
         serve_socket = opener(unquote(path) if "%" in path else path)
         if serve_socket is None:
             return False
@@ -345,7 +348,11 @@ class FlyswatHTTP(HttpToolsProtocol):
         self.slot = None  # the socket holds it from now on
         self.transport.set_protocol(opened)
         self.transport.write(switching(accept))
-        serve_socket(opened)
+        try:
+            serve_socket(opened)
+        except Exception:  # the session could not be made: the socket is failed, not the loop
+            self.logger.exception("opening a WebSocket failed")
+            opened.close(1011, "internal error")
         return True
 
     def send_400_response(self, msg: str) -> None:
