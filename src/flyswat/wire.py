@@ -92,7 +92,8 @@ class Deltas:
                     mine[seat] = shared
                 else:
                     self.private[seat] = you
-                    mine[seat] = shared[:-1] + b',"you":' + encode(you) + b"}"
+                    # joined, not added: mypyc's ``+`` of bytes leaks (server/frames.py)
+                    mine[seat] = b"".join((shared[:-1], b',"you":', encode(you), b"}"))
             out.append(mine[seat])
         return out
 
