@@ -36,7 +36,6 @@ import asyncio
 import base64
 import binascii
 import contextlib
-import hashlib
 import json
 import logging
 import resource
@@ -54,6 +53,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.protocols.utils import ClientDisconnected
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+from websockets.utils import accept_key
 
 from flyswat.errors import CODES, MalformedError
 from flyswat.protocol import MAX_MESSAGE_BYTES
@@ -452,10 +452,6 @@ class Accepted(Protocol):
         """Drop the connection at once, unsent data and all."""
 
 
-#: RFC 6455 §1.3: what a server appends to the client's key before hashing it.
-_WS_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
-
-
 def handshake_accept(method: str, version: str, headers: list[tuple[bytes, bytes]]) -> bytes | None:
     """The ``Sec-WebSocket-Accept`` of a plain opening handshake (RFC 6455 §4.2.1: a
     ``GET`` over HTTP/1.1 with a ``Host``, version 13, one key of 16 bytes in base64, no
@@ -487,7 +483,7 @@ def handshake_accept(method: str, version: str, headers: list[tuple[bytes, bytes
             return None
     except (binascii.Error, ValueError):
         return None
-    return base64.b64encode(hashlib.sha1(key + _WS_GUID).digest())
+    return accept_key(key.decode("ascii")).encode("ascii")
 
 
 def switching(accept: bytes) -> bytes:
