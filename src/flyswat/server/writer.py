@@ -41,9 +41,12 @@ log = logging.getLogger("flyswat.server")
 #: The longest pause between two tries of a failed commit, in seconds.
 MAX_RETRY_S = 2.0
 #: At most one commit this often (ms): what comes meanwhile waits for the next one. Each
-#: commit has a fixed cost (a transaction, a write to the log); a few ms of waiting shares it
-#: among many events (docs/BENCHMARKS.md, The store).
-COMMIT_EVERY_MS = 3.0
+#: commit has a fixed cost (a transaction, a write to the log, the writer's thread woken and
+#: given the interpreter's lock by the busy loop, the loop woken for its report, a write of
+#: every socket told); waiting shares it among many events. 10 ms against 3: 0.86 of the
+#: node's CPU at 2,000 players, each result 4 ms later at the median (docs/BENCHMARKS.md,
+#: *Fewer commits*); games' ends are not held to it (:meth:`Writer._run`).
+COMMIT_EVERY_MS = 10.0
 
 #: Games' ends a commit at most (:data:`_ends_game`): in a burst of them (every table of a
 #: node ending within a second: docs/BENCHMARKS.md, *The 10-minute window*), the rest of a
@@ -211,6 +214,11 @@ class Writer:
                 self._checkpoints.start()
             ends = _Ends()
             while not stopping or ends.waiting:
+                if ends.waiting and not stopping and time.perf_counter() < last + self.every_s:
+                    # The next commit of the rest is not due yet: a game's end meanwhile (a
+                    # burst's ends go at the pace of their own commits, not of the interval).
+                    self._commit(conn, ends.take(ENDS_PER_COMMIT), stopping)
+                    continue
                 batch: list[_Submission] = []
                 if not stopping:
                     stopping = self._gather(batch, last, wait=not ends.waiting)
@@ -219,7 +227,6 @@ class Writer:
                     last = time.perf_counter()
                     self._commit(conn, now, stopping)
                 if ends.waiting:
-                    last = time.perf_counter()
                     self._commit(conn, ends.take(ENDS_PER_COMMIT), stopping)
 
     def _gather(self, batch: list[_Submission], last: float, wait: bool) -> bool:
