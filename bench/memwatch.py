@@ -15,26 +15,22 @@ from pathlib import Path
 
 import httpx
 
+from harness.procs import rss_bytes
+from harness.server import metric
+
 EVERY_S = 10.0
-
-
-def metric(text: str, name: str) -> str:
-    """One sample of ``/metrics`` text, as written ("?" when missing)."""
-    return next((line.split()[-1] for line in text.splitlines() if line.startswith(name)), "?")
 
 
 def sample() -> str:
     """One line about the rhythm's server (found by its ``--exempt 127.0.0.1``)."""
     found = subprocess.check_output(["pgrep", "-f", "--", "--exempt 127.0.0.1"]).split()
-    pid = found[0].decode()
+    pid = int(found[0])
     cmd = Path(f"/proc/{pid}/cmdline").read_text().split("\0")
     port = cmd[cmd.index("--port") + 1]
-    status = Path(f"/proc/{pid}/status").read_text().splitlines()
-    rss = next(int(line.split()[1]) // 1024 for line in status if line.startswith("VmRSS"))
     text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
     health = httpx.get(f"http://127.0.0.1:{port}/health", timeout=5).json()
-    return (f"{time.strftime('%H:%M:%S')} rss {rss} tables {health['tables']} heap "
-            f"{metric(text, 'flyswat_heap_blocks')} players {metric(text, 'flyswat_players')} "
+    return (f"{time.strftime('%H:%M:%S')} rss {rss_bytes(pid) // 2**20} tables {health['tables']} "
+            f"heap {metric(text, 'flyswat_heap_blocks')} players {metric(text, 'flyswat_players')} "
             f"{health.get('hot_path')}")  # fmt: skip
 
 

@@ -45,7 +45,7 @@ from harness.procs import (
     cpu_seconds,
     rss_bytes,
 )
-from harness.server import free_port
+from harness.server import free_port, metric
 
 SHORT = {"remove": 60, "slap_window_ms": 1500, "turn_timeout_ms": 2000}
 
@@ -84,10 +84,10 @@ class Sampler(threading.Thread):
 
 def heap_blocks(metrics: str) -> float:
     """``flyswat_heap_blocks`` from a ``/metrics`` text; raises ValueError without it."""
-    for line in metrics.splitlines():
-        if line.startswith("flyswat_heap_blocks "):
-            return float(line.split()[1])
-    raise ValueError("no flyswat_heap_blocks in /metrics")
+    blocks = metric(metrics, "flyswat_heap_blocks")
+    if blocks is None:
+        raise ValueError("no flyswat_heap_blocks in /metrics")
+    return blocks
 
 
 def store_check(db: Path) -> dict[str, Any]:

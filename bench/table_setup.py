@@ -26,7 +26,7 @@ from harness import rhythm
 from harness.generator import Generator, new_loop
 from harness.load import raise_fd_limit
 from harness.procs import cpu_seconds
-from harness.server import running_server
+from harness.server import metric, running_server
 
 
 async def rounds(http: str, pid: int, tables: int, n: int) -> list[dict[str, float]]:
@@ -60,11 +60,7 @@ async def rounds(http: str, pid: int, tables: int, n: int) -> list[dict[str, flo
 
 async def _metric(gen: Generator, name: str) -> float | None:
     """One sample of the server's ``/metrics`` (None when it has no such metric)."""
-    text = (await gen.http.get("/metrics")).text
-    for line in text.splitlines():
-        if line.startswith(name + " "):
-            return float(line.split()[1])
-    return None
+    return metric((await gen.http.get("/metrics")).text, name)
 
 
 def main() -> None:

@@ -215,3 +215,11 @@ def until_health(
         if time.monotonic() > deadline:
             raise RuntimeError(f"nothing answers on {port}")
         time.sleep(0.1)
+
+
+def metric(text: str, name: str) -> float | None:
+    """One unlabelled sample ``name`` of a ``/metrics`` text (None when it has none)."""
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    return None

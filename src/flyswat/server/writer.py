@@ -45,7 +45,8 @@ MAX_RETRY_S = 2.0
 #: given the interpreter's lock by the busy loop, the loop woken for its report, a write of
 #: every socket told); waiting shares it among many events. 10 ms against 3: 0.86 of the
 #: node's CPU at 2,000 players, each result 4 ms later at the median (docs/BENCHMARKS.md,
-#: *Fewer commits*); games' ends are not held to it (:meth:`Writer._run`).
+#: *The compiled build's heap, and fewer commits*); games' ends are not held to it
+#: (:meth:`Writer._run`).
 COMMIT_EVERY_MS = 10.0
 
 #: Games' ends a commit at most (:data:`_ends_game`): in a burst of them (every table of a
