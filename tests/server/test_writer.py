@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 from typing import Any
@@ -22,7 +23,8 @@ from flyswat.table.io import Message, Sources
 
 
 class HeldStore(Store):
-    """A real SQLite store whose commits wait while ``hold`` is clear."""
+    """A real SQLite store whose commits wait while ``hold`` is clear, and each take at
+    least ``slow_s``."""
 
     def __init__(self, url: str) -> None:
         super().__init__(url)
@@ -30,11 +32,13 @@ class HeldStore(Store):
         self.hold.set()
         self.held = threading.Event()  # set once a commit waits on ``hold``
         self.batches: list[int] = []
+        self.slow_s = 0.0
 
     def write_batch(self, batch: Sequence[tuple[str, Sequence[Event]]], conn: Any = None) -> None:
         if not self.hold.is_set():
             self.held.set()
         self.hold.wait(10)
+        time.sleep(self.slow_s)
         super().write_batch(batch, conn)
         self.batches.append(len(batch))
 
@@ -137,6 +141,37 @@ async def test_games_ending_together_wait_behind_the_other_tables_a_few_a_commit
     assert store.batches[:2] == [1, 1] and sum(lane) == len(ends) + 1
     assert len(lane) >= len(ends) / ENDS_PER_COMMIT and max(lane) <= ENDS_PER_COMMIT + 1
     assert [e.kind for e in store.load("E0")][-3:] == ["done", "over", "rematch"]
+
+
+@pytest.mark.anyio
+async def test_a_bursts_games_ends_are_not_paced_by_the_commit_interval(store: HeldStore) -> None:
+    """While other tables' submissions keep coming (one during every commit), the writer
+    commits them at most once an interval, and the games' ends waiting in their lane one
+    after another between those commits: five ends take one interval, not five
+    (docs/BENCHMARKS.md, *The compiled build's heap, and fewer commits*)."""
+    loop = asyncio.get_running_loop()
+    writer = Writer(store, loop, every_ms=1000)
+    ends = [f"E{i}" for i in range(5)]
+    for code in ["L0", *ends]:
+        store.write_batch([(code, [CREATED])])
+    store.slow_s = 0.05  # a submission of the others comes during every commit
+    told_at: dict[str, float] = {}
+    store.hold.clear()
+    writer.submit("L0", [ev.SaidDone(seat=0, turn=1)], lambda: None)  # committed at once, held
+    assert await asyncio.to_thread(store.held.wait, 10)
+    for code in ends:
+        over = [ev.SaidDone(seat=0, turn=9), ev.Over(game_id=code)]
+        writer.submit(code, over, lambda code=code: told_at.setdefault(code, loop.time()))
+    store.hold.set()
+    turn = 0
+    while len(told_at) < len(ends) and turn < 400:  # the other tables go on meanwhile
+        turn += 1
+        writer.submit("L0", [ev.SaidDone(seat=1, turn=turn)], lambda: None)
+        await asyncio.sleep(0.02)
+    writer.stop()
+    assert sorted(told_at) == ends
+    assert max(told_at.values()) - min(told_at.values()) < 1.0  # paced: 4 intervals at least
+    assert [e.kind for e in store.load("E4")][-2:] == ["done", "over"]
 
 
 @pytest.mark.anyio
