@@ -179,6 +179,8 @@ class Game:
         self.over = False
         self._counts: dict[Colour, int] = {}
         self._ending = False
+        #: :mod:`flyswat.view`'s memo of the view's fields that change only with a turn.
+        self.view_memo: object = None
 
     @classmethod
     def new(cls, rules: Rules, seed: object, start: object = 0) -> Game:

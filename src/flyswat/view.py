@@ -182,10 +182,61 @@ def _pairs(ps: Iterable[tuple[int, Card]]) -> list[dict[str, Any]]:
     return [{"seat": s, "card": c.text} for s, c in ps]
 
 
+class _Steady:
+    """The fields of a game's view that only a reveal or a round's close changes, made once
+    for every view between two such turns (:func:`view_json`): a table's broadcasts of the
+    hands laid in a round share them, and :func:`flyswat.wire.delta` finds them unchanged by
+    identity, without walking the centre's and the box's cards again."""
+
+    __slots__ = ("box", "centre", "draw_counts", "key", "last_card", "last_round", "result",
+                 "revealed_draw", "revealed_removed", "revealed_won", "won_counts")  # fmt: skip
+
+    def __init__(self, game: Game, key: tuple[int, bool]) -> None:
+        self.key = key
+        over = game.over
+        self.draw_counts = [len(p) for p in game.draw]
+        self.won_counts = [len(p) for p in game.won]
+        self.centre = _texts(game.centre)
+        self.box = _texts(game.box[len(game.removed) :])
+        self.last_card = game.turns[-1].card.text if game.turns else None
+        self.last_round: dict[str, Any] | None = None
+        for t in reversed(game.turns):
+            lr = t.round
+            if lr is not None and lr.closed:
+                self.last_round = {
+                    "trigger": lr.trigger.text,
+                    "seat": lr.seat,
+                    "allowed": colour_letters(lr.allowed),
+                    "slaps": _pairs((x.seat, x.card) for x in lr.slaps),
+                    "won": _pairs(lr.won),
+                    "penalties": _pairs(lr.penalties),
+                }
+                break
+        self.result = game.result().to_json() if over else None
+        self.revealed_draw = [_texts(p) for p in game.draw] if over else None
+        self.revealed_won = [_texts(p) for p in game.won] if over else None
+        self.revealed_removed = _texts(game.removed) if over else None
+
+
+def _steady(game: Game) -> _Steady:
+    """``game``'s :class:`_Steady` fields as they are now (kept on the game, made anew after
+    a reveal or a round's close: the only moves of its cards outside an open round's
+    hands)."""
+    key = (len(game.turns), game.round is None)
+    memo = game.view_memo
+    if isinstance(memo, _Steady) and memo.key == key:
+        return memo
+    steady = _Steady(game, key)
+    game.view_memo = steady
+    return steady
+
+
 def view_json(game: Game, seat: object) -> dict[str, Any]:
     """``view(game, seat).to_json()``, made straight from the game: what a table sends, at
     every message of every round, without the :class:`View` in between (R25 as
-    :func:`view` says it; ``tests/test_view.py`` holds the two equal)."""
+    :func:`view` says it; ``tests/test_view.py`` holds the two equal). The fields that do not
+    change within a turn are shared between the views made in it (:class:`_Steady`): a view
+    is read, never changed."""
     seat = _check_view_seat(game, seat)
     r = game.round
     open_round = None
@@ -194,41 +245,27 @@ def view_json(game: Game, seat: object) -> dict[str, Any]:
         mine = _texts(r.hands_of(seat)) if seat is not None else []
         open_round = {"trigger": r.trigger.text, "seat": r.seat, "laid": laid, "mine": mine,
                       "done": seat in r.done}  # fmt: skip
-    last_round = None
-    for t in reversed(game.turns):
-        lr = t.round
-        if lr is not None and lr.closed:
-            last_round = {
-                "trigger": lr.trigger.text,
-                "seat": lr.seat,
-                "allowed": colour_letters(lr.allowed),
-                "slaps": _pairs((x.seat, x.card) for x in lr.slaps),
-                "won": _pairs(lr.won),
-                "penalties": _pairs(lr.penalties),
-            }
-            break
-    over = game.over
-    removed = len(game.removed)
+    s = _steady(game)
     return {
         "seat": seat,
         "seats": game.rules.seats,
         "hands": game.rules.hands,
         "to_move": game.to_move,
         "turn": len(game.turns),
-        "draw_counts": [len(p) for p in game.draw],
-        "won_counts": [len(p) for p in game.won],
+        "draw_counts": s.draw_counts,
+        "won_counts": s.won_counts,
         "won": _texts(game.won[seat]) if seat is not None else [],
-        "centre": _texts(game.centre),
-        "box": _texts(game.box[removed:]),
-        "last_card": game.turns[-1].card.text if game.turns else None,
+        "centre": s.centre,
+        "box": s.box,
+        "last_card": s.last_card,
         "round": open_round,
-        "last_round": last_round,
-        "over": over,
-        "result": game.result().to_json() if over else None,
-        "revealed_draw": [_texts(p) for p in game.draw] if over else None,
-        "revealed_won": [_texts(p) for p in game.won] if over else None,
-        "removed": removed,
-        "revealed_removed": _texts(game.removed) if over else None,
+        "last_round": s.last_round,
+        "over": game.over,
+        "result": s.result,
+        "revealed_draw": s.revealed_draw,
+        "revealed_won": s.revealed_won,
+        "removed": len(game.removed),
+        "revealed_removed": s.revealed_removed,
     }
 
 

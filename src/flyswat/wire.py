@@ -48,10 +48,12 @@ def private_of(game: Game, seat: int) -> dict[str, Any]:
 
 
 def delta(base: dict[str, Any] | None, now: dict[str, Any]) -> dict[str, Any]:
-    """The fields of ``now`` that differ from ``base`` (all of them without a base)."""
+    """The fields of ``now`` that differ from ``base`` (all of them without a base); a field
+    that is the same object as the base's is the same without a look at what it holds (a
+    view's steady fields are shared: :func:`flyswat.view.view_json`)."""
     if base is None:
         return dict(now)
-    return {k: v for k, v in now.items() if k not in base or base[k] != v}
+    return {k: v for k, v in now.items() if k not in base or (base[k] is not v and base[k] != v)}
 
 
 class Deltas:

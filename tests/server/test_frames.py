@@ -244,3 +244,57 @@ def test_the_short_way_agrees_with_the_reader(payload: bytes, key: bytes) -> Non
         if got is None:
             continue
         assert Reader(1 << 20).feed(data) == [(TEXT, got)]
+
+
+class _Socket:
+    """What :func:`frames.read` reads for: a transport that keeps what is written, the
+    closing handshake's calls, and a receiver that keeps what it is told."""
+
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+        self.transport = self  # the transport's part, here
+        self.close_sent = False
+        self.closed_with: list[tuple[int, str]] = []
+        self.closings: list[bytes] = []
+        self.told: list[tuple[bytes, bool]] = []
+
+    def write(self, data: bytes) -> None:
+        self.written.append(data)
+
+    def is_closing(self) -> bool:
+        return bool(self.closed_with or self.closings)
+
+    def close(self, code: int, reason: str = "") -> None:
+        self.close_sent = True
+        self.closed_with.append((code, reason))
+
+    def closing(self, payload: bytes) -> None:
+        self.closings.append(payload)
+
+    def message(self, payload: bytes, text: bool) -> None:
+        self.told.append((payload, text))
+
+
+def test_a_read_tells_each_message_answers_a_ping_and_stops_at_a_close_frame() -> None:
+    sock, reader = _Socket(), Reader(1 << 20)
+    frames.read(sock, reader, sock, client_frame(TEXT, b'{"type":"done"}'))  # the short way
+    bye = (1000).to_bytes(2, "big")
+    data = (client_frame(TEXT, b"a") + client_frame(PING, b"p") + client_frame(BINARY, b"b")
+            + client_frame(CLOSE, bye) + client_frame(TEXT, b"after"))  # fmt: skip
+    frames.read(sock, reader, sock, data)
+    assert sock.told == [(b'{"type":"done"}', True), (b"a", True), (b"b", False)]
+    assert sock.written == [frames.frame(PONG, b"p")]
+    assert sock.closings == [bye]  # and nothing read after it
+
+
+def test_once_the_servers_close_frame_is_sent_nothing_more_is_told_or_answered() -> None:
+    sock, reader = _Socket(), Reader(1 << 20)
+    frames.read(sock, reader, sock, client_frame(TEXT, b"x" * 200, rsv=0x40))  # broken
+    assert sock.closed_with == [
+        (frames.PROTOCOL_ERROR, "reserved bits set (no extension was agreed)")
+    ]
+    sock2, reader2 = _Socket(), Reader(1 << 20)
+    sock2.close_sent = True  # a close frame sent, the socket not yet closing
+    frames.read(sock2, reader2, sock2, client_frame(TEXT, b"late"))
+    frames.read(sock2, reader2, sock2, client_frame(TEXT, b"a") + client_frame(PING, b"p"))
+    assert sock2.told == [] and sock2.written == []

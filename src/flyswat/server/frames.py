@@ -11,6 +11,9 @@ connection with. The server writes its own frames unmasked (:func:`text_frame`,
 
 from __future__ import annotations
 
+import asyncio
+from typing import Protocol
+
 from websockets.speedups import apply_mask
 
 CONT, TEXT, BINARY, CLOSE, PING, PONG = 0x0, 0x1, 0x2, 0x8, 0x9, 0xA
@@ -124,6 +127,95 @@ class Reader:
             except UnicodeDecodeError:
                 raise BadFrame(INVALID_DATA, "a text message must be UTF-8") from None
         return opcode, payload
+
+
+class Receiving(Protocol):
+    """Who is told each whole message of a socket (``server/connection.py``'s ``Session``)."""
+
+    def message(self, payload: bytes, text: bool) -> None:
+        """A whole client message (a text one is UTF-8)."""
+
+
+class Socket(Protocol):
+    """An accepted socket whose frames :func:`read` reads (``server/transport.py``): its
+    transport, whether it sent its close frame, and its closing handshake."""
+
+    transport: asyncio.Transport
+    close_sent: bool
+
+    def close(self, code: int, reason: str = "") -> None:
+        """Fail or end the connection with ``code``: a close frame, then hang up."""
+
+    def closing(self, payload: bytes) -> None:
+        """The client's close frame arrived: answer it, hang up."""
+
+
+def read(sock: Socket, reader: Reader, receiver: Receiving | None, data: bytes) -> None:
+    """What a read of ``sock`` brought (``data``): each whole message to ``receiver``, a
+    ping answered, a close frame to the closing handshake, a broken frame failing the
+    connection. Compiled (``hatch_build.py``), as the table behind it is: the path of every
+    message of every socket, with no frame of the interpreter's on it (:class:`Reading`)."""
+    if sock.close_sent and sock.transport.is_closing():
+        return
+    payload = reader.one_text(data)
+    if payload is not None:  # the usual case: one whole short text message
+        if receiver is not None and not sock.close_sent:
+            receiver.message(payload, True)
+        return
+    try:
+        messages = reader.feed(data)
+    except BadFrame as e:
+        sock.close(e.code, e.reason)
+        return
+    for opcode, body in messages:
+        if opcode in (TEXT, BINARY):
+            if receiver is not None and not sock.close_sent:
+                receiver.message(body, opcode == TEXT)
+        elif opcode == PING:
+            if not sock.close_sent:
+                sock.transport.write(frame(PONG, body))
+        elif opcode == CLOSE:
+            sock.closing(body)
+            return
+
+
+class Owner(Socket, Protocol):
+    """The protocol object of an accepted socket, which :class:`Reading` stands in for."""
+
+    def connection_lost(self, exc: Exception | None) -> None: ...
+
+    def eof_received(self) -> bool | None: ...
+
+    def pause_writing(self) -> None: ...
+
+    def resume_writing(self) -> None: ...
+
+
+class Reading:
+    """A socket's protocol once its receiver has taken it over: the transport hands each
+    read straight to :func:`read`, compiled, where an interpreted protocol method and its
+    frame stood between every read and the table (docs/BENCHMARKS.md, *The read compiled*).
+    What is not a read goes to the socket's own protocol, ``owner``."""
+
+    def __init__(self, owner: Owner, reader: Reader, receiver: Receiving) -> None:
+        self.owner = owner
+        self.reader = reader
+        self.receiver = receiver
+
+    def data_received(self, data: bytes) -> None:
+        read(self.owner, self.reader, self.receiver, data)
+
+    def eof_received(self) -> bool | None:
+        return self.owner.eof_received()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.owner.connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        self.owner.pause_writing()
+
+    def resume_writing(self) -> None:
+        self.owner.resume_writing()
 
 
 def close_code(payload: bytes) -> tuple[int, str]:

@@ -507,31 +507,9 @@ class _Frames:
     gone: bool
 
     def _read(self, reader: frames.Reader, data: bytes) -> None:
-        if self.close_sent and self.transport.is_closing():
-            return
-        payload = reader.one_text(data)
-        if payload is not None:  # the usual case: one whole short text message
-            if not self.close_sent and self.receiver is not None:
-                self.receiver.message(payload, True)
-            return
-        try:
-            messages = reader.feed(data)
-        except frames.BadFrame as e:
-            self.close(e.code, e.reason)
-            return
-        receiver = self.receiver
-        for opcode, payload in messages:
-            if opcode == frames.TEXT or opcode == frames.BINARY:
-                if not self.close_sent and receiver is not None:
-                    receiver.message(payload, opcode == frames.TEXT)
-            elif opcode == frames.PING:
-                if not self.close_sent:
-                    self.transport.write(frames.frame(frames.PONG, payload))
-            elif opcode == frames.CLOSE:
-                self._closing(payload)
-                return
+        frames.read(self, reader, self.receiver, data)
 
-    def _closing(self, payload: bytes) -> None:
+    def closing(self, payload: bytes) -> None:
         """The client's close frame: answer it (unless ours went first), then hang up."""
         try:
             code, _ = frames.close_code(payload)
@@ -604,6 +582,10 @@ class OpenSocket(_Frames, asyncio.Protocol):
         self.receiver = receiver
         if self.lost:
             self._gone()
+        elif self.reader is not None:  # every read from now on straight to compiled code
+            # (duck-typed, as the transport reads it: a compiled class has no Python base)
+            reading = frames.Reading(self, self.reader, receiver)
+            self.transport.set_protocol(cast(asyncio.BaseProtocol, reading))
 
     def data_received(self, data: bytes) -> None:
         if self.reader is not None:
