@@ -194,8 +194,9 @@ class Owner(Socket, Protocol):
 class Reading:
     """A socket's protocol once its receiver has taken it over: the transport hands each
     read straight to :func:`read`, compiled, where an interpreted protocol method and its
-    frame stood between every read and the table (docs/BENCHMARKS.md, *The read compiled*).
-    What is not a read goes to the socket's own protocol, ``owner``."""
+    frame stood between every read and the table (docs/BENCHMARKS.md, *A fast sitting: the
+    anchor to 10,000, and the read compiled*). What is not a read goes to the socket's own
+    protocol, ``owner``."""
 
     def __init__(self, owner: Owner, reader: Reader, receiver: Receiving) -> None:
         self.owner = owner

@@ -426,11 +426,9 @@ class FlyswatHTTP(HttpToolsProtocol):
         self.gate.wait(self)
 
 
-class Receiver(Protocol):
-    """What an accepted socket (:class:`Accepted`) tells as it reads, once taken over."""
-
-    def message(self, payload: bytes, text: bool) -> None:
-        """A whole client message (a text one is UTF-8)."""
+class Receiver(frames.Receiving, Protocol):
+    """What an accepted socket (:class:`Accepted`) tells as it reads, once taken over: each
+    whole message (:meth:`~flyswat.server.frames.Receiving.message`), and its end."""
 
     def closed(self) -> None:
         """The connection is gone (once)."""
