@@ -298,3 +298,14 @@ def test_once_the_servers_close_frame_is_sent_nothing_more_is_told_or_answered()
     frames.read(sock2, reader2, sock2, client_frame(TEXT, b"late"))
     frames.read(sock2, reader2, sock2, client_frame(TEXT, b"a") + client_frame(PING, b"p"))
     assert sock2.told == [] and sock2.written == []
+
+
+def test_a_read_of_many_ping_frames_is_answered_with_one_pong_for_the_last() -> None:
+    """RFC 6455 §5.5.3 lets a pong answer only the most recent ping: a client that packs a
+    read with ping frames gets one write back, not one a frame."""
+    sock, reader = _Socket(), Reader(1 << 20)
+    frames.read(sock, reader, sock, b"".join(client_frame(PING, b"%d" % i) for i in range(50)))
+    assert sock.written == [frames.frame(PONG, b"49")]
+    bye = (1000).to_bytes(2, "big")
+    frames.read(sock, reader, sock, client_frame(PING, b"x") + client_frame(CLOSE, bye))
+    assert sock.written[1:] == [frames.frame(PONG, b"x")] and sock.closings == [bye]

@@ -56,6 +56,9 @@ def test_a_flag_wins_over_its_variable() -> None:
         ({"FLYSWAT_DEAD_AFTER": "1"}, "--dead-after (1 s) must be at least two beats"),
         ({"FLYSWAT_PLAY_NOW_WAIT": "1"}, "--play-now-wait must be 3 to 120 s"),
         ({"FLYSWAT_TABLE_BURST": "0"}, "--table-burst must be above 0"),
+        # a file's path where a URL belongs: said so, with the URL it means
+        ({"FLYSWAT_DB": "/tmp/x.db"}, "--db '/tmp/x.db' is not sqlite:///FILE or postgresql://"),
+        ({"FLYSWAT_DB": "mysql://u@h/x"}, "--db 'mysql://u@h/x' is not sqlite:///FILE or"),
     ],
 )
 def test_a_bad_value_stops_the_command_naming_it(env: dict[str, str], said: str) -> None:

@@ -167,16 +167,21 @@ def read(sock: Socket, reader: Reader, receiver: Receiving | None, data: bytes) 
     except BadFrame as e:
         sock.close(e.code, e.reason)
         return
+    ping: bytes | None = None  # a pong answers the read's last ping only (RFC 6455 §5.5.3)
+    bye: bytes | None = None
     for opcode, body in messages:
         if opcode in (TEXT, BINARY):
             if receiver is not None and not sock.close_sent:
                 receiver.message(body, opcode == TEXT)
         elif opcode == PING:
-            if not sock.close_sent:
-                sock.transport.write(frame(PONG, body))
+            ping = body
         elif opcode == CLOSE:
-            sock.closing(body)
-            return
+            bye = body  # nothing after it is read
+            break
+    if ping is not None and not sock.close_sent:
+        sock.transport.write(frame(PONG, ping))
+    if bye is not None:
+        sock.closing(bye)
 
 
 class Owner(Socket, Protocol):

@@ -18,6 +18,9 @@ import ipaddress
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields
 
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+
 from flyswat.errors import IllegalActionError
 from flyswat.extras import require
 from flyswat.options import add_options, build, env_name, option, values
@@ -57,6 +60,18 @@ class Timings:
                 f"--dead-after ({self.dead_after_s:g} s) must be at least two beats "
                 f"({2 * self.beat_s:g} s): one late beat must not make a node dead"
             )
+
+
+def _check_db(db: str) -> None:
+    """Raise ValueError, naming the URL meant, unless ``db`` is a SQLite or PostgreSQL URL
+    (a file's path given as it is would otherwise end in SQLAlchemy's traceback)."""
+    try:
+        backend = make_url(db).get_backend_name()
+    except ArgumentError:
+        backend = None
+    if backend not in ("sqlite", "postgresql"):
+        hint = f" (a file: --db sqlite:///{db})" if "://" not in db else ""
+        raise ValueError(f"--db {db!r} is not sqlite:///FILE or postgresql://…{hint}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +168,7 @@ class Settings:
     limits: Limits = field(default_factory=Limits)
 
     def __post_init__(self) -> None:
+        _check_db(self.db)
         if not 0 < self.port < 65536:
             raise ValueError(f"--port must be 1 to 65535, not {self.port}")
         if self.workers < 0:
