@@ -91,6 +91,7 @@ class Player:
         self.welcomed = False
         self.over = False
         self.open_turn: int | None = None  # the turn of the round open now, as far as we know
+        self.slap_says_done = False  # protocol 4: a slap carries its seat's done
         self.reveal_turn: int | None = None  # our reveal is due after this turn
         self.reveal_waits = False  # due, but a round was open: reveal when its result comes
         self.started = False
@@ -126,6 +127,7 @@ class Player:
 
     def _welcome(self, msg: dict[str, Any], now: float) -> None:
         self.welcomed = True
+        self.slap_says_done = msg.get("protocol", 0) >= 4
         self.table.welcomed(self)
         if msg.get("view") is None:
             self.send(_READY)
@@ -207,10 +209,13 @@ class Player:
             return
         now = self.gen.loop.time()
         ms = round((now - shown_at) * 1000)
-        slap = b'{"type":"slap","card":"%s","ms":%d,"turn":%d}' % (best.text.encode(), ms, turn)
-        out = [slap]
+        slap = b'{"type":"slap","card":"%s","ms":%d,"turn":%d' % (best.text.encode(), ms, turn)
+        out = [slap + b"}"]
         if min(self.view.get("hands", 2), len(centre)) > 1:  # else the hand completed the seat
-            out.append(b'{"type":"done","turn":%d}' % turn)
+            if self.slap_says_done:  # in the slap's own message (protocol 4)
+                out = [slap + b',"done":true}']
+            else:
+                out.append(b'{"type":"done","turn":%d}' % turn)
         if self.sock.send_many(out):
             self.gen.sent += len(out)
             self.table.acted(self, turn, now)

@@ -23,7 +23,7 @@ from flyswat.cards import DECK
 from flyswat.errors import MalformedError
 from flyswat.rules import MAX_SEATS, MAX_SLAP_WINDOW_MS, MIN_SEATS, MIN_SLAP_WINDOW_MS
 
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 MAX_MESSAGE_BYTES = 4096
 MAX_NAME = 32
 #: A join's request key (:class:`JoinTable`): base64url, 22 characters (16 bytes) to 64.
@@ -670,7 +670,9 @@ class Slap(_Model):
 
     ``ms``: your reaction time, measured on your own monotonic clock from painting the
     trigger card to the input event. ``turn``: the ``turn`` of the reveal that opened the
-    round (a slap meant for an earlier round is refused).
+    round (a slap meant for an earlier round is refused). ``done``: this is your last hand
+    this round — once the slap counts, you are done (R21) as a :class:`Done` after it would
+    say, in one message; a refused slap changes nothing, its ``done`` included.
     """
 
     type: Literal["slap"]
@@ -678,6 +680,7 @@ class Slap(_Model):
     ms: int | None = Field(None, ge=0, le=60_000)
     turn: int | None = None
     seat: int | None = None
+    done: bool = False
 
 
 class Done(_Model):

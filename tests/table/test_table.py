@@ -190,6 +190,38 @@ def test_r21_done_twice_is_refused_and_tells_nobody_again() -> None:
     assert len(h.told[bruno]) == told
 
 
+def test_r21_a_slap_that_says_done_is_the_slap_then_the_done_in_one_message() -> None:
+    h = Harness()
+    ana, bruno, carla = h.started()
+    h.open_round(least=2)
+    card = h.allowed_card()
+    h.now += 300
+    out = h.say(ana, type="slap", card=card.text, ms=300, done=True)
+    assert [type(e) for e in out.events] == [ev.Slapped, ev.SaidDone]  # stored as a done
+    assert h.last(ana, "accepted")["card"] == card.text
+    h.say(ana, type="done")  # the seat already said it
+    assert h.last(ana, "error")["code"] == "done"
+    h.say(bruno, type="slap", card=card.text, ms=320, done=True)
+    assert h.game.round is not None  # Carla could still slap
+    h.say(carla, type="done")
+    closed = h.last(carla, "round")["view"]["last_round"]
+    assert [s["seat"] for s in closed["slaps"]] == [0, 1]
+
+
+def test_r21_a_refused_slap_that_says_done_changes_nothing() -> None:
+    h = Harness()
+    ana, *_ = h.started()
+    h.open_round(least=2)
+    card = h.allowed_card()
+    h.now += 50  # under MIN_HUMAN_MS: refused, and so is its done
+    out = h.say(ana, type="slap", card=card.text, ms=50, done=True)
+    assert h.last(ana, "error")["code"] == "too_fast"
+    assert not any(isinstance(e, ev.SaidDone) for e in out.events)
+    h.now += 300
+    h.say(ana, type="slap", card=card.text, ms=300)  # still in the round, hands and all
+    assert h.last(ana, "accepted")["card"] == card.text
+
+
 # -- store, then tell; restore by the same code --------------------------------------------
 
 

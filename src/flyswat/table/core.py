@@ -377,7 +377,7 @@ SEAT_MESSAGES: dict[type[BaseModel], Handler] = {
     p.Ready: lambda t, seat, m, now: t._ready(seat, m.ready),
     p.Start: lambda t, seat, m, now: t._start(seat, now),
     p.Reveal: lambda t, seat, m, now: turns.reveal(t, seat, now),
-    p.Slap: lambda t, seat, m, now: turns.slap(t, seat, m.card, m.ms, m.turn, now),
+    p.Slap: lambda t, seat, m, now: turns.slap(t, seat, m.card, m.ms, m.turn, now, m.done),
     p.Done: lambda t, seat, m, now: turns.done(t, seat, m.turn, now),
     p.Rematch: lambda t, seat, m, now: lifecycle.rematch(t, seat, m.accept, now),
     p.Leave: lambda t, seat, m, now: lifecycle.leave(t, seat, now),

@@ -193,9 +193,10 @@ def current_round(t: Context, seat: int, turn: int | None) -> tuple[Game, RoundC
     return game, clock
 
 
-def slap(
-    t: Context, seat: int, text: str, client_ms: int | None, turn: int | None, now: float
-) -> None:
+def slap(t: Context, seat: int, text: str, client_ms: int | None, turn: int | None,
+         now: float, done: bool = False) -> None:  # fmt: skip
+    """Seat ``seat``'s hand on ``text`` (R16), judged (R17); with ``done``, once it counts,
+    the seat's last hand of the round (R21)."""
     game, clock = current_round(t, seat, turn)
     card = Card.parse(text)
     game.check_slap(seat, card)
@@ -212,6 +213,8 @@ def slap(
     conn = t.seats[seat].conn
     if conn is not None:
         t.send(conn, p.Accepted(turn=n, card=card.text, ms=round(ms)))
+    if done and not game.seat_complete(seat):
+        t.emit(ev.SaidDone(turn=n, seat=seat))
     hands(t, now)
     maybe_close(t, now)
 
