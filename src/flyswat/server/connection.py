@@ -192,12 +192,14 @@ class Link:
             self.close(CLOSE_MOVED, "moved")
 
     def network(self) -> float | None:
-        """The network's round trip of this socket (ms), read from the kernel (or a trusted
-        front) at most every :data:`NETWORK_EVERY_MS`: each pong is still given a figure
-        (the arbiter's window keeps as many), but a reading makes the socket object anew."""
+        """A new reading of the network's round trip of this socket (ms), from the kernel
+        (or a trusted front), at most every :data:`NETWORK_EVERY_MS`; None between two
+        readings (nothing new for the arbiter, whose window keeps the last ones) and while
+        there is no figure yet (asked again at the next pong)."""
         now = self.clock()
-        if self._network is None or now - self._network_at >= NETWORK_EVERY_MS:
-            self._network, self._network_at = self.network_rtt(), now
+        if self._network is not None and now - self._network_at < NETWORK_EVERY_MS:
+            return None
+        self._network, self._network_at = self.network_rtt(), now
         return self._network
 
     # -- pings -----------------------------------------------------------------------------
