@@ -190,3 +190,32 @@ async def test_a_slap_accepted_before_a_kill_is_in_the_resumed_round_and_the_rec
     assert verify_record(record) == []
     slaps = record["turns"][turn - 1]["round"]["slaps"]
     assert {"seat": 0, "card": card} in [{"seat": s["seat"], "card": s["card"]} for s in slaps]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("workers", ["1", "2"])
+async def test_a_second_server_on_a_port_in_use_stops_taking_nothing_from_the_first(
+    tmp_path: Path, processes: list[Process], workers: str
+) -> None:
+    db, port = f"sqlite:///{tmp_path / 'one.db'}", free_port()
+    first = Process(db, port)
+    processes.append(first)
+    live = Live(first.url, first.ws, None)
+    seated = await create_table(live, seats=2, bots=[{"seat": 1, "level": "easy"}], remove=80)
+    code, token = seated["code"], seated["token"]
+    async with Player.connect(live.ws, code, token) as ana:
+        await ana.send(type="start")
+        await ana.expect("started")
+        cmd = [sys.executable, "-m", "flyswat.cli", "serve", "--port", str(port), "--db", db,
+               "--workers", workers]  # fmt: skip
+        second = await asyncio.to_thread(
+            subprocess.run, cmd, capture_output=True, text=True, timeout=60
+        )
+        assert second.returncode == 1
+        assert f"cannot listen on 127.0.0.1:{port}" in second.stderr
+        # The first still runs the table: the game goes on on the same socket to its end.
+        over = await ana.play()
+        assert not [m for m in ana.received if m["type"] == "moved"]
+    assert over["type"] == "over"
+    record = (await asyncio.to_thread(live.get, f"/api/tables/{code}/record")).json()
+    assert verify_record(record) == []

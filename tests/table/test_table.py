@@ -208,6 +208,20 @@ def test_r21_a_slap_that_says_done_is_the_slap_then_the_done_in_one_message() ->
     assert [s["seat"] for s in closed["slaps"]] == [0, 1]
 
 
+def test_r21_a_slap_that_says_done_with_the_seats_last_hand_is_done_too() -> None:
+    h = Harness()
+    ana, *_ = h.started()
+    centre = h.open_round(least=2)
+    h.now += 300
+    h.say(ana, type="slap", card=centre[0].text, ms=300)
+    out = h.say(ana, type="slap", card=centre[1].text, ms=300, done=True)  # the last of two
+    assert [type(e) for e in out.events] == [ev.Slapped, ev.SaidDone]
+    h.at(h.now + HANDS_EVERY_MS)
+    assert h.last(ana, "hands")["view"]["round"]["done"] is True  # as a done after it would say
+    h.say(ana, type="done")
+    assert h.last(ana, "error")["code"] == "done"
+
+
 def test_r21_a_refused_slap_that_says_done_changes_nothing() -> None:
     h = Harness()
     ana, *_ = h.started()

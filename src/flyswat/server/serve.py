@@ -84,7 +84,22 @@ def run(args: argparse.Namespace) -> int:
     conf = settings.Settings.from_args(args)
     conf.check_extras()
     count = conf.workers or workers.default_workers()
-    if count > 1 and args.worker_slot is None:
+    slot = args.worker_slot
+    listen: list[sockets.socket] | None = None
+    if slot is None:
+        # The port first, before the store is opened and its tables taken: a second server
+        # started by mistake on a port in use stops here, taking nothing from the first.
+        try:
+            public = workers.listening(conf.host, conf.port, shared=False)
+        except OSError as e:
+            print(f"flyswat: cannot listen on {conf.host}:{conf.port} ({e.strerror}); is "
+                  "another server running there?", file=sys.stderr)  # fmt: skip
+            return 1
+        if count > 1:
+            public.close()  # the workers share the port among themselves
+        else:
+            listen = [public]
+    if count > 1 and slot is None:
         db = make_url(conf.db).render_as_string(hide_password=True)
         print(f"flyswat: open http://{conf.host}:{conf.port}/  (store: {db}; {count} workers "
               f"on ports {conf.port + 1}-{conf.port + count}; {_hot_path()})",
@@ -92,8 +107,6 @@ def run(args: argparse.Namespace) -> int:
         Store(conf.db).close()  # the schema migrated once, before the workers open it
         argv = sys.argv[sys.argv.index("serve") + 1 :] if "serve" in sys.argv else []
         return workers.supervise(_without_workers(argv), count)
-    slot = args.worker_slot
-    listen: list[sockets.socket] | None = None
     port = conf.port
     if slot is not None:  # a worker: the shared public port, and its own
         workers.die_with_parent()

@@ -213,7 +213,7 @@ def slap(t: Context, seat: int, text: str, client_ms: int | None, turn: int | No
     conn = t.seats[seat].conn
     if conn is not None:
         t.send(conn, p.Accepted(turn=n, card=card.text, ms=round(ms)))
-    if done and not game.seat_complete(seat):
+    if done:  # as a ``done`` after it would say, the seat's last hand or not
         t.emit(ev.SaidDone(turn=n, seat=seat))
     hands(t, now)
     maybe_close(t, now)
