@@ -197,8 +197,10 @@ def test_r21_a_slap_that_says_done_is_the_slap_then_the_done_in_one_message() ->
     card = h.allowed_card()
     h.now += 300
     out = h.say(ana, type="slap", card=card.text, ms=300, done=True)
-    assert [type(e) for e in out.events] == [ev.Slapped, ev.SaidDone]  # stored as a done
+    assert [(type(e), e.done) for e in out.events] == [(ev.Slapped, True)]  # one event
     assert h.last(ana, "accepted")["card"] == card.text
+    back, _ = Table.restore("TESTAB", h.stored, Sources.fixed(), h.now)
+    assert back.view_of(0)["round"]["done"] is True  # stored as said
     h.say(ana, type="done")  # the seat already said it
     assert h.last(ana, "error")["code"] == "done"
     h.say(bruno, type="slap", card=card.text, ms=320, done=True)
@@ -215,7 +217,7 @@ def test_r21_a_slap_that_says_done_with_the_seats_last_hand_is_done_too() -> Non
     h.now += 300
     h.say(ana, type="slap", card=centre[0].text, ms=300)
     out = h.say(ana, type="slap", card=centre[1].text, ms=300, done=True)  # the last of two
-    assert [type(e) for e in out.events] == [ev.Slapped, ev.SaidDone]
+    assert [(type(e), e.done) for e in out.events] == [(ev.Slapped, True)]
     h.at(h.now + HANDS_EVERY_MS)
     assert h.last(ana, "hands")["view"]["round"]["done"] is True  # as a done after it would say
     h.say(ana, type="done")
@@ -230,7 +232,7 @@ def test_r21_a_refused_slap_that_says_done_changes_nothing() -> None:
     h.now += 50  # under MIN_HUMAN_MS: refused, and so is its done
     out = h.say(ana, type="slap", card=card.text, ms=50, done=True)
     assert h.last(ana, "error")["code"] == "too_fast"
-    assert not any(isinstance(e, ev.SaidDone) for e in out.events)
+    assert not any(isinstance(e, ev.SaidDone | ev.Slapped) for e in out.events)
     h.now += 300
     h.say(ana, type="slap", card=card.text, ms=300)  # still in the round, hands and all
     assert h.last(ana, "accepted")["card"] == card.text

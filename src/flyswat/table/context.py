@@ -154,6 +154,8 @@ class Context:
                 self.seats[event.seat].reveals += 0 if event.auto else 1
             case ev.Slapped(seat=seat, card=card, ms=ms) if game is not None:
                 game.slap(seat, Card.parse(card), ms)
+                if event.done:
+                    game.done(seat)
             case ev.SaidDone(seat=seat) if game is not None:
                 game.done(seat)
             case ev.Away(seat=seat) if game is not None:

@@ -83,13 +83,15 @@ class Revealed(_Event):
 class Slapped(_Event):
     """An accepted hand in the round of ``turn``: ``seat`` on ``card`` at effective time
     ``ms`` (the arbiter's, from the instant the trigger was shown). Stored before the slapper
-    is told ``accepted``."""
+    is told ``accepted``. ``done``: the seat said done with it (a slap that says done, a
+    bot's last hand), as a :class:`SaidDone` after it would."""
 
     kind: Literal["slap"] = "slap"
     turn: int
     seat: int
     card: str
     ms: float
+    done: bool = False
 
 
 class SaidDone(_Event):

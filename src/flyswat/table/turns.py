@@ -208,13 +208,11 @@ def slap(t: Context, seat: int, text: str, client_ms: int | None, turn: int | No
             t.emit(ev.TooFast(turn=n, seat=seat))
             t.table_update()
         raise
-    t.emit(ev.Slapped(turn=n, seat=seat, card=card.text, ms=round(ms, 3)))
+    t.emit(ev.Slapped(turn=n, seat=seat, card=card.text, ms=round(ms, 3), done=done))
     t.seats[seat].link.compensated(clock.elapsed(seat, now) - ms, now)
     conn = t.seats[seat].conn
     if conn is not None:
         t.send(conn, p.Accepted(turn=n, card=card.text, ms=round(ms)))
-    if done:  # as a ``done`` after it would say, the seat's last hand or not
-        t.emit(ev.SaidDone(turn=n, seat=seat))
     hands(t, now)
     maybe_close(t, now)
 
