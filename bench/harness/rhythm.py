@@ -9,8 +9,9 @@ one that takes more than ``join_timeout_s`` has failed); each connects, says ``h
   for the first), or, when a slap round is open then, as soon as that round's result arrives;
 - on a reveal that opens a round, every client waits a uniform ``react_s`` (150–600 ms), then
   slaps the highest allowed fly (:func:`flyswat.rules.allowed`) with that true delay as ``ms``
-  and the reveal's ``turn``, then says ``done`` (not when that hand completed its seat: one fly
-  in the centre);
+  and the reveal's ``turn``, and says ``done`` (not when that hand completed its seat: one fly
+  in the centre) — in the slap's own message where the server speaks protocol 4 or more, as a
+  message after it to an older one;
 - every ``ping`` is answered with a ``pong`` at once (read without ``json``);
 - when a game is over its four clients start a new table at once (constant load).
 
@@ -21,8 +22,8 @@ is a timeout; joins, failed joins, disconnects, ``error`` messages by code, mess
 and the loop's own lag (a 50 ms sleep's overshoot), so that a slow generator is never taken for
 a slow server.
 
-Protocol 2 and 3 alike: each client keeps one merged view and does ``view.update(msg["view"])``
-for every message with a view (on 2 a whole view, on 3 the fields that changed); ``hands``,
+Protocols 2 to 4 alike: each client keeps one merged view and does ``view.update(msg["view"])``
+for every message with a view (on 2 a whole view, from 3 on the fields that changed); ``hands``,
 ``accepted`` and (except for the host in the lobby) ``table`` are skipped by their first bytes,
 unknown types and fields are ignored.
 """

@@ -54,6 +54,22 @@ def test_events_come_back_in_order_per_table(url: str) -> None:
         store.close()
 
 
+def test_a_slap_row_says_done_only_when_it_is_and_an_older_row_reads_as_not_done(
+    url: str,
+) -> None:
+    store = Store(url)
+    try:
+        slaps = [ev.Slapped(turn=3, seat=0, card="R3-1", ms=210.5),
+                 ev.Slapped(turn=3, seat=1, card="O2-1", ms=250.0, done=True)]  # fmt: skip
+        store.append_all("AAAAAA", [ev.Created(options=p.TableOptions(seats=2), host=0), *slaps])
+        rows = [d for k, d in store.events("AAAAAA") if k == "slap"]
+        plain = {"turn": 3, "seat": 0, "card": "R3-1", "ms": 210.5}  # as protocol 3 wrote it
+        assert rows == [plain, {"turn": 3, "seat": 1, "card": "O2-1", "ms": 250.0, "done": True}]
+        assert [ev.parse("slap", d) for d in rows] == slaps
+    finally:
+        store.close()
+
+
 def test_a_game_of_nobodys_identities_ends_in_three_statements_of_its_own_and_is_kept_once(
     url: str,
 ) -> None:

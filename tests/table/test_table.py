@@ -205,9 +205,9 @@ def test_r21_a_slap_that_says_done_is_the_slap_then_the_done_in_one_message() ->
     assert h.last(ana, "error")["code"] == "done"
     h.say(bruno, type="slap", card=card.text, ms=320, done=True)
     assert h.game.round is not None  # Carla could still slap
-    h.say(carla, type="done")
+    h.say(carla, type="slap", card=card.text, ms=340, done=True)  # the last waited: decided
     closed = h.last(carla, "round")["view"]["last_round"]
-    assert [s["seat"] for s in closed["slaps"]] == [0, 1]
+    assert [s["seat"] for s in closed["slaps"]] == [0, 1, 2]
 
 
 def test_r21_a_slap_that_says_done_with_the_seats_last_hand_is_done_too() -> None:

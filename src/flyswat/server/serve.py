@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import gc
 import logging
+import socket
 import sys
 
 from flyswat import native
@@ -85,20 +87,12 @@ def run(args: argparse.Namespace) -> int:
     conf.check_extras()
     count = conf.workers or workers.default_workers()
     slot = args.worker_slot
-    listen: list[sockets.socket] | None = None
-    if slot is None:
-        # The port first, before the store is opened and its tables taken: a second server
-        # started by mistake on a port in use stops here, taking nothing from the first.
-        try:
-            public = workers.listening(conf.host, conf.port, shared=False)
-        except OSError as e:
-            print(f"flyswat: cannot listen on {conf.host}:{conf.port} ({e.strerror}); is "
-                  "another server running there?", file=sys.stderr)  # fmt: skip
-            return 1
-        if count > 1:
-            public.close()  # the workers share the port among themselves
-        else:
-            listen = [public]
+    if slot is None and port_in_use(conf.host, conf.port):
+        # Before the store is opened and its tables taken: a second server started by
+        # mistake on a running one's port stops here, taking nothing from the first.
+        print(f"flyswat: cannot listen on {conf.host}:{conf.port}: the address is in use (is "
+              "another server running there?)", file=sys.stderr)  # fmt: skip
+        return 1
     if count > 1 and slot is None:
         db = make_url(conf.db).render_as_string(hide_password=True)
         print(f"flyswat: open http://{conf.host}:{conf.port}/  (store: {db}; {count} workers "
@@ -107,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
         Store(conf.db).close()  # the schema migrated once, before the workers open it
         argv = sys.argv[sys.argv.index("serve") + 1 :] if "serve" in sys.argv else []
         return workers.supervise(_without_workers(argv), count)
+    listen: list[sockets.socket] | None = None
     port = conf.port
     if slot is not None:  # a worker: the shared public port, and its own
         workers.die_with_parent()
@@ -144,6 +139,28 @@ def run(args: argparse.Namespace) -> int:
           before_shutdown=app.state.hand_over,
           proxies=tuple(sorted(conf.trusted_proxies)))  # fmt: skip
     return 0
+
+
+def port_in_use(host: str, port: int) -> bool:
+    """Is ``host:port`` held by a listening socket already? Tried on each address the host
+    names, as the server will bind them; any other failure is left for the server's own bind
+    to report."""
+    try:
+        found = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM,
+                                   flags=socket.AI_PASSIVE)  # fmt: skip
+    except OSError:
+        return False
+    for family, kind, proto, _, address in found:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:  # as asyncio binds it: IPv6 alone
+                probe.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            try:
+                probe.bind(address)
+            except OSError as e:
+                if e.errno == errno.EADDRINUSE:
+                    return True
+    return False
 
 
 def _hot_path() -> str:

@@ -388,8 +388,13 @@ def insert_rows(conn: Connection, table: str, columns: Sequence[str],
 
 
 def event_row(code: str, e: Event, at: str) -> tuple[str, str, str, str]:
-    """The log's row of table ``code``'s event ``e``: its JSON made in one step."""
-    return (code, e.kind, e.model_dump_json(exclude={"kind"}), at)
+    """The log's row of table ``code``'s event ``e``: its JSON made in one step (a slap's
+    ``done`` only when true: the row an older node writes and reads)."""
+    plain = isinstance(e, ev.Slapped) and not e.done
+    return (code, e.kind, e.model_dump_json(exclude=_PLAIN_SLAP if plain else _KIND), at)
+
+
+_KIND, _PLAIN_SLAP = {"kind"}, {"kind", "done"}
 
 
 def _insert_alone(
