@@ -97,13 +97,18 @@ def processes() -> Iterator[list[Process]]:
             p.proc.stdout.close()
 
 
+def first_server(path: Path, processes: list[Process]) -> tuple[str, int, Process]:
+    """A server on a fresh SQLite file at ``path`` and a free port: its URL, port, process."""
+    db, port = f"sqlite:///{path}", free_port()
+    processes.append(Process(db, port))
+    return db, port, processes[-1]
+
+
 @pytest.mark.anyio
 async def test_a_killed_server_restarts_from_its_store_and_the_game_goes_on(
     tmp_path: Path, processes: list[Process]
 ) -> None:
-    db, port = f"sqlite:///{tmp_path / 'crash.db'}", free_port()
-    first = Process(db, port)
-    processes.append(first)
+    db, port, first = first_server(tmp_path / "crash.db", processes)
     assert first.proc.stdout is not None
     assert "http://127.0.0.1:" in first.proc.stdout.readline().decode()  # the address to open
     live = Live(first.url, first.ws, None)
@@ -142,9 +147,7 @@ async def test_a_killed_server_restarts_from_its_store_and_the_game_goes_on(
 async def test_a_slap_accepted_before_a_kill_is_in_the_resumed_round_and_the_record(
     tmp_path: Path, processes: list[Process], later_s: float
 ) -> None:
-    db, port = f"sqlite:///{tmp_path / 'slap.db'}", free_port()
-    first = Process(db, port)
-    processes.append(first)
+    db, port, first = first_server(tmp_path / "slap.db", processes)
     live = Live(first.url, first.ws, None)
     # Two humans and a long window: the round stays open until both have answered.
     seated = await create_table(live, seats=2, remove=80, slap_window_ms=30_000,
@@ -197,9 +200,7 @@ async def test_a_slap_accepted_before_a_kill_is_in_the_resumed_round_and_the_rec
 async def test_a_second_server_on_a_port_in_use_stops_taking_nothing_from_the_first(
     tmp_path: Path, processes: list[Process], workers: str
 ) -> None:
-    db, port = f"sqlite:///{tmp_path / 'one.db'}", free_port()
-    first = Process(db, port)
-    processes.append(first)
+    db, port, first = first_server(tmp_path / "one.db", processes)
     live = Live(first.url, first.ws, None)
     seated = await create_table(live, seats=2, bots=[{"seat": 1, "level": "easy"}], remove=80)
     code, token = seated["code"], seated["token"]
