@@ -211,11 +211,12 @@ class Player:
         now = self.gen.loop.time()
         ms = round((now - shown_at) * 1000)
         slap = b'{"type":"slap","card":"%s","ms":%d,"turn":%d' % (best.text.encode(), ms, turn)
-        out = [slap + b"}"]
-        if min(self.view.get("hands", 2), len(centre)) > 1:  # else the hand completed the seat
-            if self.slap_says_done:  # in the slap's own message (protocol 4)
-                out = [slap + b',"done":true}']
-            else:
+        done = min(self.view.get("hands", 2), len(centre)) > 1  # else the hand completed it
+        if done and self.slap_says_done:  # in the slap's own message (protocol 4)
+            out = [slap + b',"done":true}']
+        else:
+            out = [slap + b"}"]
+            if done:
                 out.append(b'{"type":"done","turn":%d}' % turn)
         if self.sock.send_many(out):
             self.gen.sent += len(out)

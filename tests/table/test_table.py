@@ -110,6 +110,9 @@ def test_bot_slaps_take_their_planned_time_in_the_same_order(
     h.at(sent + 300)
     closed = h.last(ana, "round")["view"]["last_round"]
     assert closed["slaps"] == [{"seat": 0, "card": target.text}, {"seat": 1, "card": target.text}]
+    last = ev.Slapped(turn=len(game.turns), seat=1, card=target.text, ms=300, done=True)
+    assert last in h.stored  # the bot's last hand says done with it: no SaidDone of its own
+    assert not [e for e in h.stored if isinstance(e, ev.SaidDone) and e.seat == 1]
 
 
 def test_messages_say_how_long_the_turn_and_the_window_have_left() -> None:

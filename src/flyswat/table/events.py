@@ -84,8 +84,9 @@ class Slapped(_Event):
     """An accepted hand in the round of ``turn``: ``seat`` on ``card`` at effective time
     ``ms`` (the arbiter's, from the instant the trigger was shown). Stored before the slapper
     is told ``accepted``. ``done``: the seat said done with it (a ``slap`` that says
-    ``done``), as a :class:`SaidDone` after it would; stored only when true (a row as nodes
-    before protocol 4 wrote and read it: :func:`flyswat.server.store.event_row`)."""
+    ``done``, a bot's last hand), as a :class:`SaidDone` after it would; stored only when
+    true (a row as nodes before protocol 4 wrote and read it:
+    :func:`flyswat.server.store.event_row`)."""
 
     kind: Literal["slap"] = "slap"
     turn: int

@@ -154,12 +154,11 @@ def bot_slap(t: Context, seat: int, card: Card, ms: int, last: bool, now: float)
     try:
         game.check_slap(seat, card)
         clock.planned(ms)
-    except FlyswatError:
-        pass  # a bot's plan that the table refuses is simply not played
-    else:
-        t.emit(ev.Slapped(turn=len(game.turns), seat=seat, card=card.text, ms=ms))
-    if last and not game.seat_complete(seat):
-        t.emit(ev.SaidDone(turn=len(game.turns), seat=seat))
+    except FlyswatError:  # a bot's plan that the table refuses is simply not played
+        if last and not game.seat_complete(seat):
+            t.emit(ev.SaidDone(turn=len(game.turns), seat=seat))
+    else:  # its last hand says done with it, as a player's slap may
+        t.emit(ev.Slapped(turn=len(game.turns), seat=seat, card=card.text, ms=ms, done=last))
     hands(t, now)
 
 
