@@ -68,9 +68,9 @@ class Rhythm:
             tokens = [out.reply[1]]
             tokens += [table.handle(Join(name=f"P{s}"), self.now).reply[1] for s in range(1, 4)]
             for conn, token in enumerate(tokens):
-                self.say(table, conn, p.Hello(type="hello", token=token))
-                table.handle(Message(conn, p.Ready(type="ready", ready=True)), self.now)
-            table.handle(Message(0, p.Start(type="start")), self.now)
+                self.say(table, conn, p.Hello(token=token))
+                table.handle(Message(conn, p.Ready(ready=True)), self.now)
+            table.handle(Message(0, p.Start()), self.now)
             self.tables.append(table)
             self.at(self.now + self.rng.uniform(0, REVEAL_EVERY_MS), i, "reveal", None)
         for i in range(tables):
@@ -118,7 +118,7 @@ class Rhythm:
                 if game.round is not None:
                     self.at(when + 50, i, "reveal", None)
                     continue
-                out = self.say(table, game.to_move, p.Reveal(type="reveal"))
+                out = self.say(table, game.to_move, p.Reveal())
                 started = perf_counter()
                 for send in out.sends:  # each seat's socket handed the reveal at once
                     if send.mark is not None and not isinstance(send, Fanout):
@@ -138,9 +138,9 @@ class Rhythm:
                 if allowed:
                     best: Card = max(allowed, key=lambda c: c.value)
                     ms = int(self.rng.uniform(150, 600))
-                    self.say(table, seat, p.Slap(type="slap", card=best.text, ms=ms, turn=turn))
+                    self.say(table, seat, p.Slap(card=best.text, ms=ms, turn=turn))
                 if game.round is not None and len(game.turns) == turn:
-                    self.say(table, seat, p.Done(type="done", turn=turn))
+                    self.say(table, seat, p.Done(turn=turn))
             wake = table.wake_at
             if wake is not None and wakes.get(i) != wake:
                 wakes[i] = wake

@@ -85,7 +85,8 @@ def ends(store: Store, codes: list[str], n: int, identified: int | None) -> list
                 ps.register(conn, pid, f"P{i}", f"secret-{i}", "2026-12-01T00:00:00Z")
         players = list(ids)
     # (an older server's event may not carry ``public``: its store reads it back)
-    public = {"public": True} if "public" in ev.Over.model_fields else {}
+    fields = getattr(ev.Over, "__struct_fields__", None) or getattr(ev.Over, "model_fields", ())
+    public = {"public": True} if "public" in fields else {}
 
     def over(i: int) -> ev.Over:
         return ev.Over(game_id=f"g{i}", record={**record, "id": f"g{i}"}, players=players,

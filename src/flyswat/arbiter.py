@@ -128,11 +128,12 @@ class Link:
         even its fastest pong comes back more than the margin later than the network's round
         trip, its pongs are slowed (a doctored client, or a badly stalled one) and it gets
         the network's figure alone."""
-        base = self.measured(now)
-        fastest, network = self._min(self._pings, now), self._median(self._network, now)
-        if base is None or fastest is None or network is None:
+        pings, networks = self._pings.fresh(now), self._network.fresh(now)
+        if not pings or not networks:
             return 0.0
-        confirmed = fastest - network <= self.jitter_ms
+        network = networks[(len(networks) - 1) // 2]
+        base = min(pings[(len(pings) - 1) // 2], network)  # measured(now), its lists at hand
+        confirmed = pings[0] - network <= self.jitter_ms
         margin = min(self.jitter_ms, self.budget) if confirmed else 0.0
         return min(base + margin, ALLOWANCE_CAP_MS)
 

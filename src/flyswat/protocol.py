@@ -1,10 +1,11 @@
-"""The wire protocol: every HTTP body and WebSocket message, as pydantic models.
+"""The wire protocol: every HTTP body and WebSocket message, as a model.
 
 ``docs/PROTOCOL.md`` describes them in prose; ``docs/protocol.schema.json`` is generated from
 these models (:func:`json_schema`, or ``python -m flyswat.protocol > docs/...``).
 
-Client messages are parsed with :func:`parse_client` (raises :class:`MalformedError` with a
-code, never anything else). Server messages are built from these models and sent as JSON. A
+Client messages are msgspec Structs, parsed with :func:`parse_client` (raises
+:class:`MalformedError` with a code, never anything else); HTTP bodies and server messages
+are pydantic models, and server messages are built from them and sent as JSON. A
 ``view`` field is always ``flyswat.view.view(game, seat).to_json()`` for the receiving seat
 (``seat=None`` for a spectator): nothing else about the cards is ever sent.
 """
@@ -13,10 +14,11 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated, Any, Literal, TypeAlias, Union, cast, get_args
+from typing import Annotated, Any, Literal, TypeAlias, Union, cast
 
+import msgspec
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from typing_extensions import TypedDict
 
 from flyswat.cards import DECK
@@ -636,36 +638,40 @@ class HttpError(_Model):
 
 
 # -- client -> server -----------------------------------------------------------------------
+#
+# msgspec Structs, each tagged by its ``type``: one C call checks a message's bytes and makes
+# it (a tenth of what parsing and validating a pydantic model cost, docs/BENCHMARKS.md, *Client
+# messages parsed by msgspec*). Strict as the models are: a string is not a number and a
+# number is not a boolean; no field the message does not declare.
 
 
-class Hello(_Model):
+class _Client(msgspec.Struct, tag_field="type", forbid_unknown_fields=True, kw_only=True):
+    pass
+
+
+class Hello(_Client, tag="hello"):
     """First message on a socket: a seat token to play, none to watch."""
 
-    type: Literal["hello"]
     token: str | None = None
 
 
-class Ready(_Model):
+class Ready(_Client, tag="ready"):
     """Say you are ready (or not) in the lobby."""
 
-    type: Literal["ready"]
     ready: bool = True
 
 
-class Start(_Model):
+class Start(_Client, tag="start"):
     """The host starts the game: every human seat taken and ready."""
 
-    type: Literal["start"]
 
-
-class Reveal(_Model):
+class Reveal(_Client, tag="reveal"):
     """Reveal the top card of your draw pile: only on your turn, no round open (R10)."""
 
-    type: Literal["reveal"]
-    seat: int | None = Field(None, description="optional; must be your own seat")
+    seat: Annotated[int | None, msgspec.Meta(description="optional; must be your own seat")] = None
 
 
-class Slap(_Model):
+class Slap(_Client, tag="slap"):
     """Lay a hand on a centre card during a slap round (R16).
 
     ``ms``: your reaction time, measured on your own monotonic clock from painting the
@@ -675,56 +681,48 @@ class Slap(_Model):
     say, in one message; a refused slap changes nothing, its ``done`` included.
     """
 
-    type: Literal["slap"]
-    card: str = Field(max_length=8)
-    ms: int | None = Field(None, ge=0, le=60_000)
+    card: Annotated[str, msgspec.Meta(max_length=8)]
+    ms: Annotated[int, msgspec.Meta(ge=0, le=60_000)] | None = None
     turn: int | None = None
     seat: int | None = None
     done: bool = False
 
 
-class Done(_Model):
+class Done(_Client, tag="done"):
     """Say you will lay no more hands this round (R21)."""
 
-    type: Literal["done"]
     turn: int | None = None
     seat: int | None = None
 
 
-class Pong(_Model):
+class Pong(_Client, tag="pong"):
     """Answer to a server ``ping``, at once: the server measures round-trip times with it."""
 
-    type: Literal["pong"]
     id: int
 
 
-class Rematch(_Model):
+class Rematch(_Client, tag="rematch"):
     """At the end: accept (or decline) another game at the same seats."""
 
-    type: Literal["rematch"]
     accept: bool = True
 
 
-class Leave(_Model):
+class Leave(_Client, tag="leave"):
     """In the lobby or at the end: give your seat up."""
 
-    type: Literal["leave"]
 
-
-class SeatBot(_Model):
+class SeatBot(_Client, tag="seat_bot"):
     """Host only, in the lobby or at the end: a bot of ``level`` takes seat ``target`` (free,
     or its player absent)."""
 
-    type: Literal["seat_bot"]
-    target: int = Field(ge=0, le=MAX_SEATS - 1)
-    level: str = Field("normal", max_length=16)
+    target: Annotated[int, msgspec.Meta(ge=0, le=MAX_SEATS - 1)]
+    level: Annotated[str, msgspec.Meta(max_length=16)] = "normal"
 
 
-class Kick(_Model):
+class Kick(_Client, tag="kick"):
     """Host only, in the lobby: remove the player of seat ``target`` from the table."""
 
-    type: Literal["kick"]
-    target: int = Field(ge=0, le=MAX_SEATS - 1)
+    target: Annotated[int, msgspec.Meta(ge=0, le=MAX_SEATS - 1)]
 
 
 #: The quick reactions a seat may send (``React``): keys, never text; each client shows its
@@ -732,27 +730,29 @@ class Kick(_Model):
 REACTIONS = ("nice", "wow", "oops", "well_played", "smile")
 
 
-class React(_Model):
+class React(_Client, tag="react"):
     """A quick reaction at the table, one of :data:`REACTIONS`; seats only, never while a
     slap round is open (``reaction_in_round``), a few at a time (``reaction_limited``)."""
 
-    type: Literal["react"]
-    reaction: str = Field(max_length=16, description="one of: " + ", ".join(REACTIONS))
+    reaction: Annotated[
+        str, msgspec.Meta(max_length=16, description="one of: " + ", ".join(REACTIONS))
+    ]
 
 
-#: Every client message, each declared once, by its model (whose ``type`` names it): the
-#: parser (:func:`parse_client`), the schema and the tables' dispatch
-#: (:data:`flyswat.table.core.HANDLERS`) are all made from this.
-CLIENT_MESSAGES: tuple[type[BaseModel], ...] = (
+#: Every client message, each declared once, by its Struct (whose tag, its ``type``, names
+#: it): the parser (:func:`parse_client`), the schema and the tables' dispatch
+#: (:data:`flyswat.table.core.SEAT_MESSAGES`) are all made from this.
+CLIENT_MESSAGES: tuple[type[_Client], ...] = (
     Hello, Ready, Start, Reveal, Slap, Done, Pong, Rematch, Leave, SeatBot, Kick, React,
 )  # fmt: skip
-#: Each client message's model by its ``type``.
-CLIENT_TYPES: dict[str, type[BaseModel]] = {
-    get_args(m.model_fields["type"].annotation)[0]: m for m in CLIENT_MESSAGES
+#: A client message: any of :data:`CLIENT_MESSAGES`.
+ClientMessage: TypeAlias = _Client
+#: Each client message's Struct by its ``type``.
+CLIENT_TYPES: dict[str, type[_Client]] = {
+    cast(str, m.__struct_config__.tag): m for m in CLIENT_MESSAGES
 }
-_client_adapter: TypeAdapter[Any] = TypeAdapter(
-    cast(Any, Annotated[Union[CLIENT_MESSAGES], Field(discriminator="type")])  # noqa: UP007
-)
+_CLIENT_UNION: Any = Union[CLIENT_MESSAGES]  # noqa: UP007
+_client_decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(_CLIENT_UNION)
 
 # -- server -> client -----------------------------------------------------------------------
 
@@ -917,30 +917,34 @@ ServerMessage: TypeAlias = Annotated[
 ]
 
 
-def parse_client(raw: str | bytes) -> BaseModel:
+def parse_client(raw: str | bytes) -> ClientMessage:
     """Parse one client message; raises :class:`MalformedError` (codes ``too_big``,
     ``malformed``, ``unknown_type``) when it is not a valid message."""
     size = len(raw.encode("utf-8")) if isinstance(raw, str) else len(raw)
     if size > MAX_MESSAGE_BYTES:
         raise MalformedError(f"message of {size} bytes; at most {MAX_MESSAGE_BYTES}", "too_big")
     try:
+        message: ClientMessage = _client_decoder.decode(raw)
+    except msgspec.DecodeError as e:
+        raise _refusal(raw, e) from None
+    return message
+
+
+def _refusal(raw: str | bytes, error: msgspec.DecodeError) -> MalformedError:
+    """Why ``raw`` is not a client message (the parser refused it with ``error``): read again
+    as plain JSON for what is wrong with it as a whole, else the parser's word on the field."""
+    try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as e:
         why = "JSON nested too deeply" if "depth limit" in str(e) else "not JSON"
-        raise MalformedError(why, "malformed") from None
+        return MalformedError(why, "malformed")
     if not isinstance(data, dict) or not isinstance(data.get("type"), str):
-        raise MalformedError('a message is a JSON object with a string "type"', "malformed")
-    model = CLIENT_TYPES.get(data["type"])
-    if model is None:
-        raise MalformedError(f"unknown message type {data['type']!r}", "unknown_type")
-    try:
-        return model.model_validate(data)
-    except RecursionError:
-        raise MalformedError("JSON nested too deeply", "malformed") from None
-    except ValidationError as e:
-        first = e.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "message"
-        raise MalformedError(f"bad {data['type']} message: {where}: {first['msg']}") from None
+        return MalformedError('a message is a JSON object with a string "type"', "malformed")
+    if data["type"] not in CLIENT_TYPES:
+        return MalformedError(f"unknown message type {data['type']!r}", "unknown_type")
+    what, _, at = str(error).partition(" - at `$")
+    where = at.rstrip("`").lstrip(".")
+    return MalformedError(f"bad {data['type']} message: {where + ': ' if where else ''}{what}")
 
 
 def json_schema() -> dict[str, Any]:
@@ -978,10 +982,16 @@ def json_schema() -> dict[str, Any]:
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": f"flyswat protocol {PROTOCOL_VERSION}",
-        "client_message": _client_adapter.json_schema(),
+        "client_message": _client_schema(),
         "server_message": TypeAdapter(cast(Any, ServerMessage)).json_schema(),
         "http": {m.__name__: m.model_json_schema() for m in http},
     }
+
+
+def _client_schema() -> dict[str, Any]:
+    """The client messages' JSON schema, as msgspec writes it (their union by ``type``)."""
+    (union,), defs = msgspec.json.schema_components([_CLIENT_UNION], ref_template="#/$defs/{name}")
+    return {**union, "$defs": defs}
 
 
 def schema_text() -> str:

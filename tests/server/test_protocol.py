@@ -41,7 +41,7 @@ def test_bad_client_messages_are_refused_with_a_code(raw: str | bytes, code: str
 
 def test_a_good_slap_parses() -> None:
     msg = parse_client('{"type": "slap", "card": "R3-1", "ms": 240, "turn": 7}')
-    assert msg == Slap(type="slap", card="R3-1", ms=240, turn=7)
+    assert msg == Slap(card="R3-1", ms=240, turn=7)
 
 
 def test_the_error_table_of_protocol_md_is_generated_from_the_registry() -> None:

@@ -9,6 +9,7 @@ import time
 import warnings
 from collections.abc import Iterator
 
+import msgspec
 import pytest
 from sqlalchemy import event, select
 
@@ -95,7 +96,7 @@ def test_a_game_of_nobodys_identities_ends_in_three_statements_of_its_own_and_is
                        public=False)  # fmt: skip
         store.write_batch([("PRIV01", [over])])
         assert len(statements) - plain == 3, statements  # the record, the game, the arena's
-        again = over.model_copy(update={"record": record_json({**record, "turns": [1]})})
+        again = msgspec.structs.replace(over, record=record_json({**record, "turns": [1]}))
         store.write_batch([("PRIV01", [again])])
         assert store.record("PRIV01") == {**record, "turns": [1]}
         with store.engine.connect() as conn:

@@ -201,10 +201,10 @@ async def test_a_message_goes_out_only_once_its_event_is_stored(store: HeldStore
         table, _, token = await runner.directory.create(create)
         rec = Recorder(store, table.code)
         link: Any = runner.executor.link(table, lambda conn, _: rec.bind(conn))  # type: ignore[arg-type,return-value]
-        runner.executor.run(table, Message(link.id, p.Hello(type="hello", token=token)))
+        runner.executor.run(table, Message(link.id, p.Hello(token=token)))
         assert [m["type"] for m in rec.sent] == ["welcome", "table"]  # nothing to store
         store.hold.clear()
-        runner.executor.run(table, Message(link.id, p.Ready(type="ready", ready=True)))
+        runner.executor.run(table, Message(link.id, p.Ready(ready=True)))
         # The table moved on at once; its players hear of it only after the commit.
         assert table.seats[0].ready
         await asyncio.sleep(0.05)
@@ -226,10 +226,10 @@ async def test_a_refusal_waits_behind_an_outcome_still_being_stored(store: HeldS
         table, _, token = await runner.directory.create(p.CreateTable(name="Ana", seats=2))
         rec = Recorder(store, table.code)
         link: Any = runner.executor.link(table, lambda conn, _: rec.bind(conn))  # type: ignore[arg-type,return-value]
-        runner.executor.run(table, Message(link.id, p.Hello(type="hello", token=token)))
+        runner.executor.run(table, Message(link.id, p.Hello(token=token)))
         store.hold.clear()
-        runner.executor.run(table, Message(link.id, p.Ready(type="ready", ready=True)))
-        runner.executor.run(table, Message(link.id, p.Reveal(type="reveal")))  # refused: no game
+        runner.executor.run(table, Message(link.id, p.Ready(ready=True)))
+        runner.executor.run(table, Message(link.id, p.Reveal()))  # refused: no game
         await asyncio.sleep(0.05)
         assert [m["type"] for m in rec.sent] == ["welcome", "table"]
         store.hold.set()

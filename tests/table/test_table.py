@@ -251,7 +251,8 @@ def test_an_accepted_slap_is_stored_in_the_same_step_it_is_told() -> None:
     h.now += 300
     out = h.say(ana, type="slap", card=card.text, ms=300)
     assert [type(e) for e in out.events] == [ev.Slapped]
-    assert next(s.message.type for s in out.sends if s.conn == ana) == "accepted"
+    told = next(s.message for s in out.sends if s.conn == ana)
+    assert isinstance(told, bytes) and json.loads(told)["type"] == "accepted"
 
 
 def test_a_restored_table_is_the_table_that_stored_its_events() -> None:

@@ -14,8 +14,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import ValidationError
-
 from flyswat import protocol as p
 from flyswat.errors import FlyswatError
 from flyswat.record import record_json
@@ -23,7 +21,7 @@ from flyswat.server.executor import Executor
 from flyswat.server.limits import Limits
 from flyswat.server.store import Store
 from flyswat.table.core import Table
-from flyswat.table.events import Event
+from flyswat.table.events import Event, NotAnEvent
 from flyswat.table.io import Sources
 from flyswat.table.seats import Audience, new_code
 
@@ -68,7 +66,7 @@ class Directory:
         the record of its game, if it is over."""
         try:
             events = self.store.load(code)
-        except ValidationError:
+        except NotAnEvent:
             log.exception("table %s has a stored event that is not one", code)
             return None, None
         return events, self.store.record(code) if events else None

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import orjson
 from alembic import command
 from alembic.config import Config as AlembicConfig
 from alembic.runtime.migration import MigrationContext
@@ -264,12 +265,14 @@ class Store:
                 arena_store.count(conn, code, e.game_id, e.players or [],
                                   record["result"]["places"], time.time())  # fmt: skip
             # The log keeps the event without its record (the records' table has it).
-            rows.append((code, e.kind, e.model_dump_json(exclude={"kind", "record"}), at))
+            data = ev.data_of(e)
+            del data["record"]
+            rows.append((code, e.kind, orjson.dumps(data).decode(), at))
         return rows
 
     def load(self, code: str) -> list[Event]:
-        """Table ``code``'s events, parsed; raises pydantic's ValidationError for a stored
-        event that is not one."""
+        """Table ``code``'s events, parsed; raises :class:`~flyswat.table.events.NotAnEvent`
+        for a stored event that is not one."""
         return [parse(kind, data) for kind, data in self.events(code)]
 
     def exists(self, code: str) -> bool:
@@ -390,11 +393,7 @@ def insert_rows(conn: Connection, table: str, columns: Sequence[str],
 def event_row(code: str, e: Event, at: str) -> tuple[str, str, str, str]:
     """The log's row of table ``code``'s event ``e``: its JSON made in one step (a slap's
     ``done`` only when true: the row an older node writes and reads)."""
-    plain = isinstance(e, ev.Slapped) and not e.done
-    return (code, e.kind, e.model_dump_json(exclude=_PLAIN_SLAP if plain else _KIND), at)
-
-
-_KIND, _PLAIN_SLAP = {"kind"}, {"kind", "done"}
+    return (code, e.kind, ev.data_json(e).decode(), at)
 
 
 def _insert_alone(

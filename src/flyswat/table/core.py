@@ -25,8 +25,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeAlias
 
-from pydantic import BaseModel
-
 from flyswat import protocol as p
 from flyswat.errors import LATE, FlyswatError, IllegalActionError, MalformedError
 from flyswat.players.identity import display_name
@@ -373,7 +371,7 @@ Handler: TypeAlias = Callable[[Table, int, Any, float], None]
 #: What each client message a seat sends does at its table: ``(table, seat, message, now)``,
 #: one entry per model of :data:`flyswat.protocol.CLIENT_MESSAGES` but the connection's own
 #: (``hello``, ``pong``: :meth:`Table._dispatch`). Raises to refuse, having changed nothing.
-SEAT_MESSAGES: dict[type[BaseModel], Handler] = {
+SEAT_MESSAGES: dict[type[p.ClientMessage], Handler] = {
     p.Ready: lambda t, seat, m, now: t._ready(seat, m.ready),
     p.Start: lambda t, seat, m, now: t._start(seat, now),
     p.Reveal: lambda t, seat, m, now: turns.reveal(t, seat, now),

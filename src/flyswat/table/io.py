@@ -20,6 +20,7 @@ from typing import Any, TypeAlias
 from pydantic import BaseModel
 
 from flyswat.errors import FlyswatError
+from flyswat.protocol import ClientMessage
 from flyswat.table.events import Event
 
 # -- commands -------------------------------------------------------------------------------
@@ -33,7 +34,7 @@ class Message:
     refused frame's text alive."""
 
     conn: int
-    message: BaseModel | None = None
+    message: ClientMessage | None = None
     refused: tuple[str, str] | None = None
 
     @classmethod
