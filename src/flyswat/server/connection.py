@@ -191,12 +191,14 @@ class Link:
             self.send_text(p.Moved(url=url).model_dump_json())
             self.close(CLOSE_MOVED, "moved")
 
-    def network(self) -> float | None:
+    def network(self, now: float | None = None) -> float | None:
         """A new reading of the network's round trip of this socket (ms), from the kernel
-        (or a trusted front), at most every :data:`NETWORK_EVERY_MS`; None between two
-        readings (nothing new for the arbiter, whose window keeps the last ones) and while
-        there is no figure yet (asked again at the next pong)."""
-        now = self.clock()
+        (or a trusted front), at most every :data:`NETWORK_EVERY_MS` (``now``: the clock's
+        reading, when the caller has it); None between two readings (nothing new for the
+        arbiter, whose window keeps the last ones) and while there is no figure yet (asked
+        again at the next pong)."""
+        if now is None:
+            now = self.clock()
         if self._network is not None and now - self._network_at < NETWORK_EVERY_MS:
             return None
         self._network, self._network_at = self.network_rtt(), now
@@ -219,17 +221,22 @@ class Link:
         self.pings[ping_id] = self.clock()
         return text_frame(b'{"type":"ping","id":%d}' % ping_id)
 
-    def pong(self, ping_id: int) -> float | None:
-        """The round-trip time (ms) of ping ``ping_id``; None for an unknown id. Answering
-        a ping forgives the ones sent before it."""
-        sent = self.pings.get(ping_id)
+    def pong(self, ping_id: int, now: float | None = None) -> float | None:
+        """The round-trip time (ms) of ping ``ping_id`` answered at ``now`` (by default the
+        clock's reading); None for an unknown id. Answering a ping forgives the ones sent
+        before it."""
+        pings = self.pings
+        sent = pings.get(ping_id)
         if sent is None:
             return None
-        for older in list(self.pings):  # in the order they were sent
-            del self.pings[older]
-            if older == ping_id:
-                break
-        return self.clock() - sent
+        if len(pings) == 1:  # the common case: the one ping out
+            pings.clear()
+        else:
+            for older in list(pings):  # in the order they were sent
+                del pings[older]
+                if older == ping_id:
+                    break
+        return (self.clock() if now is None else now) - sent
 
     def stop(self) -> None:
         """Nothing more is sent."""
@@ -403,12 +410,12 @@ class Session:
     def _pong(self, ping_id: int) -> bool:
         """A greeted link's pong: its round trip to the table's arbiter (nothing to store,
         tell or wake for); False when the link's bucket refuses it."""
-        link = self.link
-        if not link.bucket.take(self.clock()):
+        link, now = self.link, self.clock()
+        if not link.bucket.take(now):
             return False
-        rtt = link.pong(ping_id)
+        rtt = link.pong(ping_id, now)
         if rtt is not None:
-            self.executor.observe(self.table, link.id, rtt, link.network())
+            self.executor.observe(self.table, link.id, rtt, link.network(now))
         return True
 
     def closed(self) -> None:
