@@ -91,7 +91,7 @@ class Link:
 
     def _median(self, samples: _Samples, now: float) -> float | None:
         fresh = samples.fresh(now)
-        return fresh[(len(fresh) - 1) // 2] if fresh else None
+        return _lower_median(fresh) if fresh else None
 
     def pong(self, rtt_ms: float, now: float) -> None:
         """A ping's round trip (ms) measured at ``now``; negative values are ignored."""
@@ -130,8 +130,8 @@ class Link:
         pings, networks = self._pings.fresh(now), self._network.fresh(now)
         if not pings or not networks:
             return 0.0
-        network = networks[(len(networks) - 1) // 2]
-        base = min(pings[(len(pings) - 1) // 2], network)  # measured(now), its lists at hand
+        network = _lower_median(networks)
+        base = min(_lower_median(pings), network)  # measured(now), its lists at hand
         confirmed = pings[0] - network <= self.jitter_ms
         margin = min(self.jitter_ms, self.budget) if confirmed else 0.0
         return min(base + margin, ALLOWANCE_CAP_MS)
@@ -142,6 +142,11 @@ class Link:
         adds :data:`BUDGET_GAIN_MS` back, up to the budget's maximum."""
         excess = max(0.0, ms - (self.measured(now) or 0.0))
         self.budget = max(0.0, min(self.budget_max_ms, self.budget - excess + self.gain_ms))
+
+
+def _lower_median(ordered: list[float]) -> float:
+    """The lower median of a sorted, non-empty list."""
+    return ordered[(len(ordered) - 1) // 2]
 
 
 class _Samples:

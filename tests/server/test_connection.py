@@ -76,11 +76,11 @@ def test_the_network_round_trip_is_read_again_only_after_a_while() -> None:
         return next(readings)
 
     link = Link(1, _Socket(), lambda: now[0], lambda mark: None, Limits(), read)  # type: ignore[arg-type]
-    assert link.network() is None  # no figure yet: asked again at the next pong
+    assert link.network(now[0]) is None  # no figure yet: asked again at the next pong
     now[0] = 10.0
-    assert link.network() == 40.0
+    assert link.network(now[0]) == 40.0
     now[0] = 10.0 + NETWORK_EVERY_MS - 1
-    assert link.network() is None  # not read again: nothing new for the arbiter
+    assert link.network(now[0]) is None  # not read again: nothing new for the arbiter
     now[0] = 10.0 + NETWORK_EVERY_MS
-    assert link.network() == 35.0
+    assert link.network(now[0]) == 35.0
     assert reads == [0.0, 10.0, 10.0 + NETWORK_EVERY_MS]

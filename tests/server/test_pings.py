@@ -46,7 +46,7 @@ async def test_a_ping_nearly_due_rides_ahead_of_a_link_s_frames_and_is_not_sent_
 
     def answer(ping: dict[str, object]) -> None:
         assert ping["type"] == "ping" and isinstance(ping["id"], int)
-        assert link.pong(ping["id"]) is not None
+        assert link.pong(ping["id"], link.clock()) is not None
 
     try:
         pinger.add(link)  # greeted: pinged at once, next due a period later

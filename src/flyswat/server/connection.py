@@ -191,14 +191,11 @@ class Link:
             self.send_text(p.Moved(url=url).model_dump_json())
             self.close(CLOSE_MOVED, "moved")
 
-    def network(self, now: float | None = None) -> float | None:
-        """A new reading of the network's round trip of this socket (ms), from the kernel
-        (or a trusted front), at most every :data:`NETWORK_EVERY_MS` (``now``: the clock's
-        reading, when the caller has it); None between two readings (nothing new for the
-        arbiter, whose window keeps the last ones) and while there is no figure yet (asked
-        again at the next pong)."""
-        if now is None:
-            now = self.clock()
+    def network(self, now: float) -> float | None:
+        """A new reading at ``now`` of the network's round trip of this socket (ms), from the
+        kernel (or a trusted front), at most every :data:`NETWORK_EVERY_MS`; None between two
+        readings (nothing new for the arbiter, whose window keeps the last ones) and while
+        there is no figure yet (asked again at the next pong)."""
         if self._network is not None and now - self._network_at < NETWORK_EVERY_MS:
             return None
         self._network, self._network_at = self.network_rtt(), now
@@ -221,10 +218,9 @@ class Link:
         self.pings[ping_id] = self.clock()
         return text_frame(b'{"type":"ping","id":%d}' % ping_id)
 
-    def pong(self, ping_id: int, now: float | None = None) -> float | None:
-        """The round-trip time (ms) of ping ``ping_id`` answered at ``now`` (by default the
-        clock's reading); None for an unknown id. Answering a ping forgives the ones sent
-        before it."""
+    def pong(self, ping_id: int, now: float) -> float | None:
+        """The round-trip time (ms) of ping ``ping_id`` answered at ``now``; None for an
+        unknown id. Answering a ping forgives the ones sent before it."""
         pings = self.pings
         sent = pings.get(ping_id)
         if sent is None:
@@ -236,7 +232,7 @@ class Link:
                 del pings[older]
                 if older == ping_id:
                     break
-        return (self.clock() if now is None else now) - sent
+        return now - sent
 
     def stop(self) -> None:
         """Nothing more is sent."""
