@@ -944,6 +944,8 @@ def _refusal(raw: str | bytes, error: msgspec.DecodeError) -> MalformedError:
         return MalformedError(f"unknown message type {data['type']!r}", "unknown_type")
     what, _, at = str(error).partition(" - at `$")
     where = at.rstrip("`").lstrip(".")
+    if where == "type":  # the tag read first, another "type" after it (JSON reads the last)
+        return MalformedError('a message names its "type" once', "malformed")
     return MalformedError(f"bad {data['type']} message: {where + ': ' if where else ''}{what}")
 
 

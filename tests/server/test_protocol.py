@@ -39,6 +39,15 @@ def test_bad_client_messages_are_refused_with_a_code(raw: str | bytes, code: str
     assert e.value.code == code
 
 
+@pytest.mark.parametrize(
+    "raw", ['{"type": "slap", "type": "reveal"}', '{"type": "fly", "type": "reveal"}']
+)
+def test_a_message_with_two_types_is_refused_as_such(raw: str) -> None:
+    with pytest.raises(MalformedError) as e:
+        parse_client(raw)
+    assert (e.value.code, str(e.value)) == ("malformed", 'a message names its "type" once')
+
+
 def test_a_good_slap_parses() -> None:
     msg = parse_client('{"type": "slap", "card": "R3-1", "ms": 240, "turn": 7}')
     assert msg == Slap(card="R3-1", ms=240, turn=7)
