@@ -39,6 +39,18 @@ def cpu_wait_seconds(pid: int) -> float:
     return int(Path(f"/proc/{pid}/schedstat").read_text().split()[1]) / 1e9
 
 
+def descendants(pid: int) -> list[int]:
+    """``pid`` and every process under it (Linux ``/proc``: each thread's children)."""
+    out, todo = [], [pid]
+    while todo:
+        here = todo.pop()
+        out.append(here)
+        for task in Path(f"/proc/{here}/task").glob("*"):
+            with contextlib.suppress(OSError):
+                todo.extend(int(k) for k in (task / "children").read_text().split())
+    return out
+
+
 def rss_bytes(pid: int) -> int:
     """The resident set size of process ``pid``, in bytes (``VmRSS``)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -145,13 +157,9 @@ class ServerProcess:
         raise TimeoutError(f"the server did not answer /health within {timeout} s")
 
     def pids(self) -> list[int]:
-        """The server's processes: itself, and its workers if it supervises some."""
-        pid = self.pid
-        try:
-            kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-        except OSError:
-            kids = []
-        return [pid, *(int(k) for k in kids)]
+        """The server's processes: itself and every process under it (its workers if it
+        supervises some, each node's store writer)."""
+        return descendants(self.pid)
 
     def kill(self) -> None:
         """``kill -9``: no clean-up of any kind."""

@@ -120,7 +120,8 @@ class WireSocket(asyncio.Protocol):
             self._head = False
             if b"permessage-deflate" in data[:end].lower():
                 self.inflate = zlib.decompressobj(-zlib.MAX_WBITS)
-            self.opened.set_result(None)
+            if not self.opened.done():  # (cancelled: its opener was given up meanwhile)
+                self.opened.set_result(None)
             data = data[end + 4 :]
         self._frames(data, now)
 
