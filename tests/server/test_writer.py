@@ -81,14 +81,26 @@ class Told:
         self.done: list[Any] = []
         self.expected = expected
         self.all = asyncio.Event()
+        self._reached: list[tuple[int, asyncio.Event]] = []
 
     def of(self, what: Any) -> Callable[[], None]:
         def told() -> None:
             self.done.append(what)
+            for n, reached in self._reached:
+                if len(self.done) >= n:
+                    reached.set()
             if len(self.done) == self.expected:
                 self.all.set()
 
         return told
+
+    async def all_of(self, n: int) -> None:
+        """Return once ``n`` are told."""
+        reached = asyncio.Event()
+        self._reached.append((n, reached))
+        if len(self.done) >= n:
+            return
+        await reached.wait()
 
 
 CREATED = ev.Created(options=p.TableOptions(seats=2), host=0, created_at="2026-12-01T00:00:00Z")

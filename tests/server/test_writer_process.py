@@ -78,6 +78,53 @@ async def test_a_table_another_node_owns_is_fenced_and_never_stored(tmp_path: Pa
     theirs.close()
 
 
+@pytest.mark.anyio
+async def test_submissions_are_handed_over_at_the_commits_pace_not_once_a_turn(
+    tmp_path: Path,
+) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'paced.db'}", node="here")
+    writer = WriterProcess(store, asyncio.get_running_loop(), every_ms=200.0)
+    frames: list[int] = []
+    send = writer._send_batch
+
+    def counted() -> None:
+        frames.append(len(writer._batch))
+        send()
+
+    writer._send_batch = counted  # type: ignore[method-assign]
+    told = Told(1 + 2 * 60)
+    writer.submit("LONE", [CREATED], told.of("lone"))  # idle: handed over at once
+    await asyncio.wait_for(told.all_of(1), 10)
+    for i in range(60):  # a submission a turn of the loop, for far less than 200 ms
+        writer.submit(f"T{i:03d}", [CREATED], told.of(i))
+        writer.submit(f"T{i:03d}", [ev.SaidDone(seat=0, turn=1)], told.of(i))
+        await asyncio.sleep(0)
+    await asyncio.wait_for(told.all.wait(), 30)
+    writer.stop()
+    assert frames[0] == 1 and sum(frames) == 121
+    assert len(frames) <= 3, f"a batch a turn: {frames}"
+    assert len(store.codes()) == 61
+    store.close()
+
+
+@pytest.mark.anyio
+async def test_a_batch_longer_than_one_read_reaches_the_child_whole(tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'long.db'}", node="here")
+    writer = WriterProcess(store, asyncio.get_running_loop())
+    tables, each = 40, 250  # one turn's batch of about 400 KB: more than a read takes
+    told = Told(tables * each)
+    for i in range(tables):
+        writer.submit(f"T{i:03d}", [CREATED], told.of((i, 0)))
+        for turn in range(1, each):
+            writer.submit(f"T{i:03d}", [ev.SaidDone(seat=0, turn=turn)], told.of((i, turn)))
+    await asyncio.wait_for(told.all.wait(), 60)
+    writer.stop()
+    for i in (0, 17, 39):  # each table's in the order it was submitted
+        assert [turn for n, turn in told.done if n == i] == list(range(each))
+    assert [e.turn for e in store.load("T017")[1:]] == list(range(1, each))  # type: ignore[attr-defined]
+    store.close()
+
+
 def _children(pid: int) -> list[int]:
     """The processes ``pid`` spawned to run code of its own (not multiprocessing's tracker)."""
     out = []

@@ -112,10 +112,11 @@ class Settings:
     )  # fmt: skip
     bot_pace: float = option(1.0, "--bot-pace", "scale of the bots' pauses before revealing")
     writer: str = option(
-        "thread", "--writer",
-        "where the store's group commit runs: a thread of the node's process, or a process "
-        "of its own beside it (no wait for the interpreter's lock; a game's end costs the "
-        "node's loop more: docs/BENCHMARKS.md, The writer apart)",
+        "process", "--writer",
+        "where the store's group commit runs: a process of its own beside the node's (its "
+        "statements never wait for the loop's interpreter lock), or a thread of the node's "
+        "process (a few per cent less CPU, slower results when many games end at once: "
+        "docs/BENCHMARKS.md, The writer apart, paced)",
         choices=("thread", "process"),
     )  # fmt: skip
     gc: str = option(

@@ -1,13 +1,19 @@
-"""The store's group commit in a process of its own (``flyswat serve --writer process``).
+"""The store's group commit in a process of its own (``flyswat serve``'s default;
+``--writer thread`` keeps it in the node's process, :mod:`flyswat.server.writer`).
 
 The writer thread (:mod:`flyswat.server.writer`) shares the interpreter's lock with the event
 loop: each of a commit's statements lets the lock go while the database works, and gets it
 back only when the busy loop hands it over, up to the switch interval (5 ms) later. A commit
 of 1–3 ms of its own CPU took 25–50 ms so under load (docs/BENCHMARKS.md, *The writer apart*),
 and every table's round result waits for its commit. Here the same :class:`Writer` runs in a
-child process with its own interpreter; the event loop only hands it each turn's submissions
-(one ``write`` on a socket pair, never blocking: what the socket does not take waits in a
-buffer) and reads back, after each commit, which submissions are stored.
+child process with its own interpreter; the event loop only hands it its submissions, at most
+one batch every :data:`~flyswat.server.writer.COMMIT_EVERY_MS` (a lone one at once: one
+``write`` on a socket pair, never blocking: what the socket does not take waits in a buffer),
+the child commits each batch as it comes, and the loop reads back, after each commit, which
+submissions are stored. The node keeps the commits' pace, so that the child wakes once a
+commit, not once a turn of the loop (a batch each turn cost 1.20 times the thread's CPU at
+3,000 players; paced, and read by the child's writer thread itself, 1.07: docs/BENCHMARKS.md,
+*The writer apart, paced*).
 
 The contract is :class:`Writer`'s: ``done`` runs on the loop once the events are stored, a
 table's in order; the events of a table the node no longer owns are not stored and ``fenced``
@@ -31,7 +37,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from flyswat.server.store import Store
-from flyswat.server.writer import COMMIT_EVERY_MS, Writer, run_all
+from flyswat.server.writer import COMMIT_EVERY_MS, Writer, _Submission, run_all
 from flyswat.table.events import Event
 
 log = logging.getLogger("flyswat.server")
@@ -78,6 +84,8 @@ class WriterProcess:
         self.fenced = fenced
         self.observe = observe
         self.told = told
+        self.every_s = every_ms / 1000
+        self._sent_at = -self.every_s  # the loop's time of the last batch handed over
         self._pending: dict[int, tuple[str, Callable[[], None]]] = {}
         self._seq = 0
         self._batch: list[tuple[int, str, Sequence[Event]]] = []  # this loop turn's
@@ -88,7 +96,7 @@ class WriterProcess:
         spawn = multiprocessing.get_context("spawn")  # the loop's threads are not forked
         self._child = spawn.Process(
             target=_child_main,
-            args=(store.url, store.node, every_ms, theirs),
+            args=(store.url, store.node, theirs),
             name="flyswat-writer",
             daemon=True,
         )
@@ -110,12 +118,17 @@ class WriterProcess:
         self._seq += 1
         self._pending[self._seq] = (code, done)
         self._batch.append((self._seq, code, events))
-        if len(self._batch) == 1:  # one write a loop turn, whatever the turn submitted
-            self.loop.call_soon(self._send_batch)
+        if len(self._batch) == 1:  # the first since the last batch: when it goes
+            wait = self._sent_at + self.every_s - self.loop.time()
+            if wait > 0:
+                self.loop.call_later(wait, self._send_batch)
+            else:  # at the end of this turn, with whatever else the turn submits
+                self.loop.call_soon(self._send_batch)
 
     def _send_batch(self) -> None:
         if self._stopping or not self._batch:
             return  # stop() sent it
+        self._sent_at = self.loop.time()
         idle = not self._out  # else the socket's writer callback is on, and sends it
         self._out += _frame(self._batch)
         self._batch = []
@@ -186,13 +199,36 @@ class WriterProcess:
 
 
 class _ChildWriter(Writer):
-    """The writer in the child: it reports each commit to the node over ``sock`` — the
-    stored submissions' numbers, the tables fenced, the commit's time — from its thread."""
+    """The writer in the child: its thread reads the node's batches off ``sock`` itself (no
+    thread of the child between the socket and the commits) and commits each as it comes
+    (the node paces them), then reports it to the node — the stored submissions' numbers,
+    the tables fenced, the commit's time."""
 
-    def __init__(self, store: Store, every_ms: float, sock: socket.socket) -> None:
-        super().__init__(store, None, every_ms=every_ms, observe=self._took)
+    def __init__(self, store: Store, sock: socket.socket) -> None:
         self.sock = sock
         self.took = 0.0
+        self._in = bytearray()
+        super().__init__(store, None, every_ms=0.0, observe=self._took)
+
+    def _gather(self, batch: list[_Submission], last: float, wait: bool) -> bool:
+        """Take into ``batch`` every submission the node has sent: if ``wait``, waiting for
+        one if none came. True once the node's end is closed (what came is still stored)."""
+        closed, block = False, wait  # blocking until a whole batch came, if waiting
+        while True:
+            try:
+                data = self.sock.recv(READ_BYTES, 0 if block else socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                break  # nothing more there yet
+            except OSError:
+                data = b""
+            if not data:
+                closed = True
+                break
+            self._in += data
+            for submissions in _frames(self._in):
+                batch.extend((code, events, _Done(seq)) for seq, code, events in submissions)
+                block = False  # and whatever else is there already
+        return closed
 
     def _took(self, took: float) -> None:
         self.took = took  # reported with the commit, which follows at once
@@ -215,23 +251,12 @@ class _Done:
         pass
 
 
-def _child_main(url: str, node: str | None, every_ms: float, sock: socket.socket) -> None:
+def _child_main(url: str, node: str | None, sock: socket.socket) -> None:
     """The writer process: read submissions until the node's end closes, store them."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s:     %(name)s: %(message)s")
     store = Store(url, node=node)
-    writer = _ChildWriter(store, every_ms, sock)
-    buffer = bytearray()
-    while True:
-        try:
-            data = sock.recv(READ_BYTES)
-        except OSError:
-            data = b""
-        if not data:
-            break
-        buffer += data
-        for batch in _frames(buffer):
-            for seq, code, events in batch:
-                writer.submit(code, events, _Done(seq))
+    writer = _ChildWriter(store, sock)
+    writer._thread.join()  # it ends once the node's end is closed and all it sent is stored
     writer.stop()
     store.close()
     sock.close()
