@@ -125,6 +125,23 @@ async def test_a_batch_longer_than_one_read_reaches_the_child_whole(tmp_path: Pa
     store.close()
 
 
+@pytest.mark.anyio
+async def test_a_node_that_dies_leaves_nothing_to_be_stored_behind_its_restart(
+    tmp_path: Path,
+) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'died.db'}", node="here")
+    writer = WriterProcess(store, asyncio.get_running_loop())
+    writer.submit("T000", [CREATED], lambda: None)
+    writer._send_batch()  # handed over, never told; then the node's end closes without a word,
+    writer._stopping = True  # as the kernel closes a killed node's (the child still starting)
+    writer.loop.remove_reader(writer._sock.fileno())
+    writer._sock.close()
+    writer._child.join(30)
+    assert writer._child.exitcode == 0
+    assert store.codes() == [], "the child stored what its dead node had told nobody"
+    store.close()
+
+
 def _children(pid: int) -> list[int]:
     """The processes ``pid`` spawned to run code of its own (not multiprocessing's tracker)."""
     out = []

@@ -17,10 +17,11 @@ commit, not once a turn of the loop (a batch each turn cost 1.20 times the threa
 
 The contract is :class:`Writer`'s: ``done`` runs on the loop once the events are stored, a
 table's in order; the events of a table the node no longer owns are not stored and ``fenced``
-is told. The child dies with the node: it reads its submissions until the node's end of the
-socket closes, stores what it has, and exits. A node whose child has died cannot store, and
-tells nothing more: it stops (``os._exit``) rather than play on unrecorded, and its tables are
-restored from the store as after any crash.
+is told. The child dies with the node: when the node stops, it says so and closes its end of
+the socket, and the child stores what it has and exits; when the node dies (its end closes
+without a word), the child exits at once, storing nothing more — none of that was told. A
+node whose child has died cannot store, and tells nothing more: it stops (``os._exit``) rather
+than play on unrecorded, and its tables are restored from the store as after any crash.
 """
 
 from __future__ import annotations
@@ -185,14 +186,14 @@ class WriterProcess:
         if self._batch:
             self._out += _frame(self._batch)
             self._batch = []
+        self._out += _frame(None)  # the end, said: store all of it (not a node that died)
         fd = self._sock.fileno()
         self.loop.remove_reader(fd)
         if self._out:
             self.loop.remove_writer(fd)
         self._sock.setblocking(True)
         with contextlib.suppress(OSError):
-            if self._out:
-                self._sock.sendall(bytes(self._out))
+            self._sock.sendall(bytes(self._out))
             self._sock.shutdown(socket.SHUT_WR)  # the child's end of submissions
         self._child.join(timeout)
         self._sock.close()
@@ -208,11 +209,18 @@ class _ChildWriter(Writer):
         self.sock = sock
         self.took = 0.0
         self._in = bytearray()
+        self._told_end = False  # the node said it stops (else its end closing is its death)
         super().__init__(store, None, every_ms=0.0, observe=self._took)
 
     def _gather(self, batch: list[_Submission], last: float, wait: bool) -> bool:
         """Take into ``batch`` every submission the node has sent: if ``wait``, waiting for
-        one if none came. True once the node's end is closed (what came is still stored)."""
+        one if none came. True once the node's end is closed after it said it stops (what
+        came is still stored). A node's end that closes without a word is a node that died:
+        what it handed over since the last commit was told to nobody, and its tables are
+        restored from the store by the node that takes them (the same node restarted, as
+        often as not: a commit of this child's after that restore would write behind it),
+        so the child ends at once, storing none of it — as a writer thread dies with its
+        node."""
         closed, block = False, wait  # blocking until a whole batch came, if waiting
         while True:
             try:
@@ -222,10 +230,17 @@ class _ChildWriter(Writer):
             except OSError:
                 data = b""
             if not data:
+                if not self._told_end:
+                    log.warning("the node is gone: its writer ends, storing nothing more")
+                    logging.shutdown()
+                    os._exit(0)
                 closed = True
                 break
             self._in += data
             for submissions in _frames(self._in):
+                if submissions is None:
+                    self._told_end = True
+                    continue
                 batch.extend((code, events, _Done(seq)) for seq, code, events in submissions)
                 block = False  # and whatever else is there already
         return closed
