@@ -73,7 +73,8 @@ CATCH_UP_PASSES = 8
 WAL_LIMIT_BYTES = 64 * 1024 * 1024
 
 
-_Submission = tuple[str, Sequence[Event], Callable[[], None]]
+#: One command's events of a table, and what runs on the loop once they are stored.
+Submission = tuple[str, Sequence[Event], Callable[[], None]]
 
 
 def _ends_game(events: Sequence[Event]) -> bool:
@@ -86,10 +87,10 @@ class _Ends:
     it behind its end)."""
 
     def __init__(self) -> None:
-        self.waiting: deque[tuple[_Submission, bool]] = deque()
+        self.waiting: deque[tuple[Submission, bool]] = deque()
         self.tables: Counter[str] = Counter()
 
-    def sort(self, batch: list[_Submission]) -> list[_Submission]:
+    def sort(self, batch: list[Submission]) -> list[Submission]:
         """Put ``batch``'s games' ends (and whatever follows one of a table) in the lane;
         the rest, to commit now."""
         now = []
@@ -102,9 +103,9 @@ class _Ends:
                 now.append(item)
         return now
 
-    def take(self, ends: int) -> list[_Submission]:
+    def take(self, ends: int) -> list[Submission]:
         """The lane's first submissions, up to ``ends`` games' ends among them."""
-        out: list[_Submission] = []
+        out: list[Submission] = []
         while self.waiting and ends > 0:
             item, end = self.waiting.popleft()
             ends -= end
@@ -160,7 +161,7 @@ class Writer:
         self.stats = WriterStats()
         #: Submissions, and one ``None`` that asks the thread to stop (a C queue: a put
         #: neither takes a lock in Python nor wakes a thread that is busy committing).
-        self._queue: queue.SimpleQueue[_Submission | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[Submission | None] = queue.SimpleQueue()
         self._stopping = False
         self._checkpoints = threading.Thread(
             target=self._checkpoint, name="flyswat-checkpoint", daemon=True
@@ -220,7 +221,7 @@ class Writer:
                     # burst's ends go at the pace of their own commits, not of the interval).
                     self._commit(conn, ends.take(ENDS_PER_COMMIT), stopping)
                     continue
-                batch: list[_Submission] = []
+                batch: list[Submission] = []
                 if not stopping:
                     stopping = self._gather(batch, last, wait=not ends.waiting)
                 now = ends.sort(batch)
@@ -230,7 +231,7 @@ class Writer:
                 if ends.waiting:
                     self._commit(conn, ends.take(ENDS_PER_COMMIT), stopping)
 
-    def _gather(self, batch: list[_Submission], last: float, wait: bool) -> bool:
+    def _gather(self, batch: list[Submission], last: float, wait: bool) -> bool:
         """Take into ``batch`` what was submitted since the last commit (``last``): if
         ``wait``, once the next commit is due, waiting (in C) for a first one if none came;
         else at once, waiting for the next commit time only if one came. True when the
@@ -269,7 +270,7 @@ class Writer:
     def _commit(
         self,
         conn: Connection,
-        batch: list[_Submission],
+        batch: list[Submission],
         stopping: bool,
     ) -> None:
         pause = 0.01

@@ -38,7 +38,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from flyswat.server.store import Store
-from flyswat.server.writer import COMMIT_EVERY_MS, Writer, _Submission, run_all
+from flyswat.server.writer import COMMIT_EVERY_MS, Submission, Writer, run_all
 from flyswat.table.events import Event
 
 log = logging.getLogger("flyswat.server")
@@ -189,8 +189,7 @@ class WriterProcess:
         self._out += _frame(None)  # the end, said: store all of it (not a node that died)
         fd = self._sock.fileno()
         self.loop.remove_reader(fd)
-        if self._out:
-            self.loop.remove_writer(fd)
+        self.loop.remove_writer(fd)  # (if on: what waited goes below, with the rest)
         self._sock.setblocking(True)
         with contextlib.suppress(OSError):
             self._sock.sendall(bytes(self._out))
@@ -212,7 +211,7 @@ class _ChildWriter(Writer):
         self._told_end = False  # the node said it stops (else its end closing is its death)
         super().__init__(store, None, every_ms=0.0, observe=self._took)
 
-    def _gather(self, batch: list[_Submission], last: float, wait: bool) -> bool:
+    def _gather(self, batch: list[Submission], last: float, wait: bool) -> bool:
         """Take into ``batch`` every submission the node has sent: if ``wait``, waiting for
         one if none came. True once the node's end is closed after it said it stops (what
         came is still stored). A node's end that closes without a word is a node that died:
