@@ -174,11 +174,19 @@ def name_taken(conn: Connection, name: str) -> bool:
     return conn.execute(select(players.c.id).where(players.c.name_key == key)).first() is not None
 
 
+#: The set-ups' reads, built once: a statement built anew with ``in_`` holds reference cycles
+#: (its bound parameters), which only a collection frees, and a node's collector walks only
+#: while it finds some (:func:`flyswat.server.serve.collect`).
+_NAMES_HELD = select(players.c.name_key).where(
+    players.c.name_key.in_(bindparam("keys", expanding=True))
+)
+_PLAYERS_BY_ID = select(players).where(players.c.id.in_(bindparam("ids", expanding=True)))
+
+
 def names_taken(conn: Connection, names: Sequence[str]) -> set[str]:
     """The keys of ``names`` that players hold (one statement)."""
-    keys = {name_key(name) for name in names}
-    held = select(players.c.name_key).where(players.c.name_key.in_(keys))
-    return set(conn.execute(held).scalars())
+    keys = sorted({name_key(name) for name in names})
+    return set(conn.execute(_NAMES_HELD, {"keys": keys}).scalars())
 
 
 def authenticate(conn: Connection, player_id: str, secret: str) -> dict[str, Any]:
@@ -195,8 +203,8 @@ def authenticate_all(
 ) -> list[dict[str, Any] | IllegalActionError]:
     """:func:`authenticate` for each ``(player_id, secret)`` (one statement for them all):
     the player's row, or the ``bad_secret`` error to raise."""
-    ids = {player_id for player_id, _ in asked}
-    found = conn.execute(select(players).where(players.c.id.in_(ids))).mappings()
+    ids = sorted({player_id for player_id, _ in asked})
+    found = conn.execute(_PLAYERS_BY_ID, {"ids": ids}).mappings()
     rows = {row["id"]: row for row in found}
     out: list[dict[str, Any] | IllegalActionError] = []
     for player_id, secret in asked:
