@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import time
 import weakref
 from collections.abc import Iterator
 from typing import Any
@@ -130,42 +131,82 @@ class _Node:
     me: object = None
 
 
-@pytest.mark.anyio
-async def test_the_collector_walks_only_the_young_frees_their_cycles_and_freezes_the_rest() -> None:
-    """Survivors of many young collections, as when hundreds of games end together: no
-    collection walks them again (the middle generation's held the loop 80–150 ms so), they
-    are frozen out of every later walk, and a cycle that died before its freeze is freed
-    rather than frozen for good."""
+@contextlib.contextmanager
+def walks() -> Iterator[list[int]]:
+    """The generation of each collection that starts inside the block."""
     walked: list[int] = []
 
     def note(phase: str, info: dict[str, int]) -> None:
         if phase == "start":
             walked.append(info["generation"])
 
-    was = gc.get_threshold()
     gc.collect()
-    policy = asyncio.ensure_future(serve.collect(every_s=0.05))
     gc.callbacks.append(note)
     try:
-        await asyncio.sleep(0)  # the policy is set
-        kept = [[n] for n in range(40 * serve.GC_THRESHOLD0)]  # survive 40 young collections
-        await asyncio.sleep(0.2)
-        frozen = gc.get_freeze_count()
-        dead = _Node()
-        dead.me = dead  # a cycle: only a collection frees it
-        gone = weakref.ref(dead)
-        del dead
-        await asyncio.sleep(0.2)  # past a freeze or more, with next to nothing allocated
-        freed = gone() is None
+        yield walked
     finally:
         gc.callbacks.remove(note)
-        policy.cancel()
-        gc.set_threshold(*was)
         gc.unfreeze()
-    assert walked.count(0) >= 30
+
+
+def dead_cycle() -> weakref.ref[_Node]:
+    """A cycle nothing refers to: only a collection frees it."""
+    dead = _Node()
+    dead.me = dead
+    return weakref.ref(dead)
+
+
+@pytest.mark.anyio
+async def test_a_node_that_makes_no_cycles_walks_only_short_looks_and_freezes_the_rest() -> None:
+    """Survivors of a second, as the views of every table in play: no collection walks them
+    but a look's (a short slice: a pause of a few ms where a walk of every quarter second took
+    10 at 6,000 players), and all are frozen out of every later walk; the collector does not
+    run by itself, and is as it was once its job ends."""
+    collector = serve.Collector(every_s=0.02, look_s=0.01, look_every=5)
+    with walks() as walked:
+        policy = asyncio.ensure_future(collector.run())
+        await asyncio.sleep(0)  # the policy is set
+        began = time.monotonic()
+        kept = [[n] for n in range(200_000)]  # ten automatic collections' worth, at 20,000
+        await asyncio.sleep(0.5)
+        frozen = gc.get_freeze_count()
+        stopped = time.monotonic()
+        policy.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await policy
+    assert gc.isenabled()
+    assert collector.found == 0 and collector.walking == 0
     assert set(walked) == {0}, "an older generation was walked"
+    looks = (stopped - began) / (0.01 + 5 * 0.02)
+    assert 2 <= len(walked) <= looks + 2, "the young were walked by more than the looks"
     assert frozen >= len(kept)
-    assert freed, "a dead cycle was frozen instead of freed"
+
+
+@pytest.mark.anyio
+async def test_a_node_that_makes_cycles_walks_every_slice_while_it_does_and_frees_them() -> None:
+    """Cycles made steadily are found by a look; from then on every slice is walked before its
+    freeze, so a cycle that dies is freed rather than frozen for good; once none has been found
+    for ``walk_for`` slices, only the looks walk again."""
+    collector = serve.Collector(every_s=0.02, look_s=0.02, look_every=5, walk_for=10)
+    with walks() as walked:
+        policy = asyncio.ensure_future(collector.run())
+        try:
+            for _ in range(2000):  # a cycle every ms or so, until a look finds them
+                dead_cycle()
+                if collector.walking:
+                    break
+                await asyncio.sleep(0.001)
+            assert collector.walking, "no look found the cycles made"
+            gone = dead_cycle()
+            await until(lambda: gone() is None, "a cycle made while walking was not freed", 5)
+            await until(lambda: not collector.walking, "the walks went on with no cycle", 5)
+            count = len(walked)
+            await asyncio.sleep(0.3)  # one look at most in that time, or two
+            assert len(walked) - count <= 3
+        finally:
+            policy.cancel()
+    assert collector.found >= 1
+    assert set(walked) == {0}
 
 
 def test_a_nodes_beats_lobby_list_and_checks_leave_no_cycle(tmp_path: Any) -> None:

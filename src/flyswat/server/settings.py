@@ -121,8 +121,9 @@ class Settings:
     )  # fmt: skip
     gc: str = option(
         "tuned", "--gc",
-        "garbage collector: tuned (only the young generation collected, and every quarter of "
-        "a second its survivors frozen: no collection walks the live heap; docs/BENCHMARKS.md) or "
+        "garbage collector: tuned (what was made is frozen out of every walk, unwalked but for "
+        "a tenth of a second a second, walked to look for cyclic garbage, and every quarter "
+        "second while some is found: no collection walks the live heap; docs/BENCHMARKS.md) or "
         "Python's own defaults",
         choices=("tuned", "python"),
     )  # fmt: skip
