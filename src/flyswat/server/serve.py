@@ -42,7 +42,8 @@ WALK_FOR = 2400
 
 def young_only() -> None:
     """Young collections every :data:`GC_THRESHOLD0` allocations, the older generations
-    never (the store's writer process, the bench's generators)."""
+    never: a collector that runs by itself, without :class:`Collector`'s freezes (the bench's
+    writer, ``bench/writer_commit.py``)."""
     gc.set_threshold(GC_THRESHOLD0, NEVER, NEVER)
 
 
@@ -85,7 +86,9 @@ class Collector:
         self.found = 0  # cyclic garbage found, in objects
 
     def _walk(self) -> None:
+        """Collect what was made since the last freeze, then freeze what survived."""
         found = gc.collect(0)
+        gc.freeze()
         if found:
             if not self.walking:
                 log.info("the collector found %d objects of cyclic garbage: it walks every "
@@ -102,15 +105,10 @@ class Collector:
         gc.disable()
         try:
             while True:
-                if self.walking:
-                    await asyncio.sleep(self.every_s)
-                    self._walk()
-                    gc.freeze()
-                    continue
-                gc.freeze()  # what was made since the last look, unwalked
-                await asyncio.sleep(self.look_s)
+                if not self.walking:
+                    gc.freeze()  # what was made since the last look, unwalked
+                await asyncio.sleep(self.every_s if self.walking else self.look_s)
                 self._walk()
-                gc.freeze()
                 if not self.walking:
                     await asyncio.sleep(self.every_s * self.look_every)
         finally:
