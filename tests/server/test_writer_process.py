@@ -56,6 +56,30 @@ async def test_submissions_are_stored_by_the_child_and_told_in_order(tmp_path: P
 
 
 @pytest.mark.anyio
+async def test_a_ctrl_c_that_reaches_the_child_too_leaves_the_stop_to_its_node(
+    tmp_path: Path,
+) -> None:
+    """A Ctrl-C interrupts the terminal's whole process group: the child lives on, and
+    stores what its node still hands it when the node stops (it died of the interrupt
+    before, and its node stopped as if its store were lost)."""
+    store = Store(f"sqlite:///{tmp_path / 'ctrl-c.db'}", node="here")
+    writer = WriterProcess(store, asyncio.get_running_loop())
+    told = Told(1)
+    writer.submit("T000", [CREATED], told.of("first"))
+    await asyncio.wait_for(told.all.wait(), 30)  # the child is up, its handlers set
+    child = writer._child.pid
+    assert child is not None
+    os.kill(child, signal.SIGINT)
+    await asyncio.sleep(0.3)
+    assert _alive(child), "the child died of the interrupt"
+    writer.submit("T001", [CREATED], lambda: None)
+    writer.stop()
+    assert not _alive(child) and writer._child.exitcode == 0
+    assert [code for code, _ in store.codes()] == ["T000", "T001"]
+    store.close()
+
+
+@pytest.mark.anyio
 async def test_a_table_another_node_owns_is_fenced_and_never_stored(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'fence.db'}"
     theirs = Store(url, node="there")

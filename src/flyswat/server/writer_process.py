@@ -32,6 +32,7 @@ import logging
 import multiprocessing
 import os
 import pickle
+import signal
 import socket
 import struct
 from collections.abc import Callable, Sequence
@@ -266,7 +267,11 @@ class _Done:
 
 
 def _child_main(url: str, node: str | None, sock: socket.socket) -> None:
-    """The writer process: read submissions until the node's end closes, store them."""
+    """The writer process: read submissions until the node's end closes, store them. A
+    Ctrl-C in a terminal interrupts the whole process group, the child with its node: the
+    child leaves its end to the node (which stops it, storing what it holds), rather than
+    die first and make the node stop as if its store were lost."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s:     %(name)s: %(message)s")
     store = Store(url, node=node)
     writer = _ChildWriter(store, sock)
