@@ -50,14 +50,16 @@ import multiprocessing as mp
 import os
 import queue
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import traceback
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -133,6 +135,14 @@ _STALLED = re.compile(
 )
 #: What a stall's loop thread mostly did, as its end's line tells (a newer server).
 PARTS = ("ran", "waited for a core", "asleep")
+#: What the loop did over a stall's span, as a newer server's line tells (its counts, in
+#: ``flyswat.server.metrics.SPAN_COUNTS``' order).
+_SPAN = re.compile(
+    r"the event loop stalled for (\d+) ms \(of the last (\d+) ms: ran (\d+), waited for a "
+    r"core \d+, asleep \d+\); meanwhile (\d+) messages in, (\d+) out, (\d+) commands, (\d+) "
+    r"sockets written, (\d+) commits told, (\d+) set-ups(?:; it ended at (\S+))?"
+)
+SPAN_KEYS = ("ms", "span_ms", "ran_ms", "in", "out", "commands", "writes", "commits", "setups")
 _CAUGHT = re.compile(r"the event loop (?:has not run for|is) \d+ ms(?: late)?(, idle)?")
 _FRAME = re.compile(r'File ".*?(flyswat/[\w/]+\.py)", line \d+, in (\S+)')
 
@@ -178,6 +188,51 @@ def stalls_in(text: str) -> tuple[list[float], Counter[str], Counter[str]]:
         frames = _FRAME.findall(block)
         causes[f"{frames[-1][1]} ({frames[-1][0]})" if frames else "outside flyswat"] += 1
     return lengths, causes, mostly
+
+
+def stall_spans(text: str, looks: Sequence[tuple[float, float]] = ()) -> list[dict[str, float]]:
+    """What each stall's span held, as a newer server's lines tell (:data:`SPAN_KEYS`): its
+    length, the span's, the loop thread's time on a core, and the node's counts of messages
+    in and out, commands, sockets written, commits told and set-ups over it; with its end's
+    time, ``end`` (wall, s), and ``look_ms``: the pauses of the server's young collections
+    (``looks``: wall time and ms of each, its ``gc_log``) that ended in the span."""
+    spans: list[dict[str, float]] = []
+    for m in _SPAN.finditer(text):
+        span: dict[str, float] = dict(zip(SPAN_KEYS, map(int, m.groups()[:-1]), strict=True))
+        if m.group(len(SPAN_KEYS) + 1):
+            end = span["end"] = datetime.fromisoformat(m.group(len(SPAN_KEYS) + 1)).timestamp()
+            start = end - span["span_ms"] / 1000
+            span["look_ms"] = sum(ms for t, ms in looks if start <= t <= end + 0.005)
+        spans.append(span)
+    return spans
+
+
+def spans_line(fig: dict[str, Any]) -> list[str]:
+    """The stalls' spans against the window: how many messages (in and out) a ms of the loop
+    thread's run they held, and the window's own rate a ms of the server's CPU — about the
+    same when a stall is a long turn of the usual small things, far fewer when it is a few
+    long ones."""
+    spans = fig.get("stall_spans") or []
+    if not spans:
+        return []
+    rate = [(s["in"] + s["out"]) / max(1, s["ran_ms"]) for s in spans]
+    per_s = (fig["msgs_in_per_player"] + fig["msgs_out_per_player"]) * fig["players"]
+    usual = per_s / max(1e-9, fig["server_cpu"] * 1000)
+
+    def mid(key: str) -> float:
+        return statistics.median(s[key] for s in spans)
+
+    looked = [s["look_ms"] for s in spans if s.get("look_ms")]
+    return [
+        f"  what the stalls' spans held (median of {len(spans)}): {mid('span_ms'):.0f} ms, the "
+        f"loop's thread on a core {mid('ran_ms'):.0f}; messages in {mid('in'):.0f}, out "
+        f"{mid('out'):.0f}, commands {mid('commands'):.0f}, sockets written {mid('writes'):.0f},"
+        f" commits told {mid('commits'):.0f}, set-ups {mid('setups'):.0f}; messages a ms on a "
+        f"core: {statistics.median(rate):.0f} (min {min(rate):.0f}, max {max(rate):.0f}), the "
+        f"window's a ms of the server's CPU {usual:.0f}; a young collection in {len(looked)} of "
+        f"them ({', '.join(f'{ms:.1f}' for ms in looked) or '-'} ms); when (s into the window): "
+        + (", ".join(f"{s['at_s']:.0f}" for s in spans if "at_s" in s) or "-")
+    ]
 
 
 def busy_cores(seconds: float) -> float:
@@ -585,6 +640,11 @@ def run_step(server: Servers, tables: int, args: argparse.Namespace, prof: Path,
         lengths, causes, mostly = stalls_in("".join(logs))
         out["stalls_ms"], out["stall_causes"] = lengths, dict(causes.most_common())
         out["stalls_mostly"] = dict(mostly.most_common())
+        looks = [(t, ms) for t, ms in gc_pauses(gc_log, 0) if wall0 <= t <= wall1]
+        out["stall_spans"] = stall_spans("".join(logs), looks)
+        for span in out["stall_spans"]:  # when, in the window's seconds (as slow_by_time's)
+            if "end" in span:
+                span["at_s"] = round(span.pop("end") - wall0, 3)
         out["gc_full_ms"] = [ms for t, ms in gc_pauses(gc_log, 2) if wall0 <= t <= wall1]
         out["gc_gen0_ms"] = [ms for t, ms in gc_pauses(gc_log, 0) if wall0 <= t <= wall1]
         out["gc_young_ms"] = [ms for t, ms in gc_pauses(gc_log, 1) if wall0 <= t <= wall1]
@@ -788,6 +848,7 @@ def details(fig: dict[str, Any]) -> list[str]:
         + (", ".join(f"{k} ×{n}" for k, n in causes[:6]) or "-")
         + "; the loop's thread mostly: "
         + (", ".join(f"{k} ×{n}" for k, n in fig.get("stalls_mostly", {}).items()) or "-"),
+        *spans_line(fig),
         "  CPU in the kernel (share of each process's CPU): "
         + ", ".join(f"{k} {v:.0%}" for k, v in fig["system_share"].items())
         + "; generator CPU by process: "

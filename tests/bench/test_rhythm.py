@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import zlib
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from harness.generator import Generator
 from harness.procs import ServerProcess
 from harness.rhythm import RhythmPlan
 from harness.server import free_port
-from rhythm import BETWEEN_CALLBACKS, figures, stalls_in, verdict
+from rhythm import BETWEEN_CALLBACKS, figures, stall_spans, stalls_in, verdict
 
 
 @pytest.fixture
@@ -194,3 +195,23 @@ def test_the_stalls_of_a_servers_log_are_read_with_where_the_loop_was() -> None:
     assert causes == {"tick (flyswat/table/turns.py)": 1, BETWEEN_CALLBACKS: 1}
     assert mostly == {"waited for a core": 1, "ran": 1}  # the first line tells no split
     assert stalls_in("INFO: nothing stalled\n") == ([], {}, {})
+
+
+def test_what_a_stalls_span_held_is_read_as_the_server_writes_it() -> None:
+    """The bench reads the counts a server's stall line gives in the words
+    :func:`~flyswat.server.metrics.span_held` writes them; a line without them (an older
+    server) gives none."""
+    from flyswat.server.metrics import span_held, stall_split
+
+    split = stall_split((100.0, 5.0), (190.0, 6.0), 97.0)
+    held = span_held((10, 20, 30, 40, 50, 60), (1510, 2420, 330, 840, 52, 63))
+    line = f"WARNING:  flyswat.stall: the event loop stalled for 47 ms{split}{held}"
+    older = "WARNING:  flyswat.stall: the event loop stalled for 31 ms\n"
+    want = {"ms": 47, "span_ms": 97, "ran_ms": 90, "in": 1500, "out": 2400, "commands": 300,
+            "writes": 800, "commits": 2, "setups": 3}  # fmt: skip
+    assert stall_spans(older + line + "\n") == [want]
+    end = 1_796_687_821.5  # as the server writes it: the span's end, in UTC to the ms
+    at = f"; it ended at {datetime.fromtimestamp(end, UTC).isoformat(timespec='milliseconds')}\n"
+    looks = [(end - 0.2, 4.0), (end - 0.05, 6.5), (end - 0.01, 2.0), (end + 0.3, 9.0)]
+    assert stall_spans(line + at, looks) == [want | {"end": end, "look_ms": 8.5}]
+    assert stalls_in(older + line)[0] == [31.0, 47.0]

@@ -7,10 +7,12 @@ import contextlib
 import gc
 import logging
 import os
+import re
 import select
 import threading
 import time
 from collections.abc import Callable
+from datetime import datetime
 from types import SimpleNamespace
 
 import pytest
@@ -80,15 +82,23 @@ def _spin(seconds: float) -> None:
 def test_the_loop_logs_each_stall_with_its_whole_length_and_what_its_thread_did(
     caplog: pytest.LogCaptureFixture, hold: Callable[[float], None], part: str
 ) -> None:
-    """A stall's line gives its length and, from the kernel's count of the loop's thread,
-    whether it ran (a callback), waited for a core, or slept (here: a blocking call)."""
-    runner = SimpleNamespace(executor=SimpleNamespace())
-    metrics = Metrics(runner)  # type: ignore[arg-type]  # the executor's slot alone is used
+    """A stall's line gives its length, what the loop did meanwhile (counted) and, from the
+    kernel's count of the loop's thread, whether it ran (a callback), waited for a core, or
+    slept (here: a blocking call)."""
+    executor = SimpleNamespace(received=0, sent=0, outcomes=0, flushes=0, commits=0)
+    runner = SimpleNamespace(executor=executor, admission=SimpleNamespace(admitted=0))
+    metrics = Metrics(runner)  # type: ignore[arg-type]  # the counts alone are read
 
     async def stall_once() -> None:
         watch = asyncio.create_task(metrics.watch_loop(every_s=0.01, tell_s=0.08))
         await asyncio.sleep(0.05)
         hold(0.12)  # the loop held: no timer runs meanwhile
+        executor.received += 700  # as a turn of many messages would
+        executor.sent += 1100
+        executor.outcomes += 90
+        executor.flushes += 400
+        executor.commits += 1
+        runner.admission.admitted += 3
         await asyncio.sleep(0.05)
         watch.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -102,11 +112,17 @@ def test_the_loop_logs_each_stall_with_its_whole_length_and_what_its_thread_did(
     assert len(lines) == 1, told
     assert int(lines[0].split("stalled for ")[1].split(" ms")[0]) < 1000
     assert metrics.stall_max >= 0.1
+    held, at = lines[0].split("; meanwhile ")[1].split("; it ended at ")
+    assert (
+        held
+        == "700 messages in, 1100 out, 90 commands, 400 sockets written, 1 commits told, 3 set-ups"
+    )
+    assert 0 <= time.time() - datetime.fromisoformat(at).timestamp() < 60
     fd = open_sched(threading.get_native_id())
     if fd is None:  # not Linux: no split told
         return
     os.close(fd)
-    split = {k: int(lines[0].split(f"{k} ")[1].split(",")[0].rstrip(")"))
+    split = {k: int(re.search(rf"{k} (\d+)", lines[0]).group(1))  # type: ignore[union-attr]
              for k in ("ran", "waited for a core", "asleep")}  # fmt: skip
     if part == "asleep":  # a blocking call: 120 ms not runnable, however busy the machine
         assert split["asleep"] >= 100

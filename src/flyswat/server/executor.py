@@ -145,6 +145,9 @@ class Executor:
         self.draining = False
         self.received = 0  # WebSocket messages, for the metrics
         self.sent = 0
+        self.outcomes = 0  # commands carried out (the stall watch's count of a span)
+        self.flushes = 0  # links written: a socket's write each
+        self.commits = 0  # commits whose outcomes were told
         self.metrics: Any = None  # flyswat.server.metrics.Metrics, when served
         #: The loop :meth:`start` ran on: ``asyncio.get_running_loop()`` asks the system for
         #: the process id at every call (Python 3.11), and timers and flushes are planned
@@ -195,6 +198,7 @@ class Executor:
         so one that stores nothing waits behind the ones still being stored. An outcome
         that ended a game is stored and told in two parts (:meth:`Outcome.parts`): the
         game's end waits for its own commit, the last round's result does not."""
+        self.outcomes += 1
         for part in outcome.parts():
             self._carry_out(table, part)
         self._schedule(table)
@@ -381,7 +385,13 @@ class Executor:
         average for the slow rounds of a burst of games' ends (docs/BENCHMARKS.md, *Where a
         burst's slow rounds wait*). Spectators' links keep their own pace."""
         dirty, self._dirty = self._dirty, []
+        self.flushes += len(dirty)
         _write(dirty)
+
+    def _told(self) -> None:
+        """A commit's outcomes were told: what they said goes out now."""
+        self.commits += 1
+        self.flush_now()
 
     def _plan_flush(self) -> None:
         if not self._flushing:
@@ -392,7 +402,9 @@ class Executor:
         self._flushing = False
         self.flush_now()
         later = self._later
-        _write([later.popleft() for _ in range(min(WATCHER_BATCH, len(later)))])
+        watchers = [later.popleft() for _ in range(min(WATCHER_BATCH, len(later)))]
+        self.flushes += len(watchers)
+        _write(watchers)
         if self._dirty or later:
             self._plan_flush()
 
@@ -406,7 +418,7 @@ class Executor:
         kind = WriterProcess if apart else Writer
         self._loop = asyncio.get_running_loop()
         self.writer = kind(self.store, self._loop, fenced=fenced, observe=observe,
-                           told=self.flush_now)  # fmt: skip
+                           told=self._told)  # fmt: skip
 
     def stop_timers(self) -> None:
         """Forget every table's wake-up, and stop the loop's timer."""

@@ -36,6 +36,7 @@ import time
 import traceback
 from collections import Counter
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from types import FrameType
 from typing import TYPE_CHECKING
 
@@ -106,6 +107,17 @@ def stall_split(
     ran, waited = after[0] - before[0], after[1] - before[1]
     return (f" (of the last {span_ms:.0f} ms: ran {ran:.0f}, waited for a core {waited:.0f}, "
             f"asleep {max(0.0, span_ms - ran - waited):.0f})")  # fmt: skip
+
+
+#: What :meth:`Metrics.counts` counts, as a stall's line names it.
+SPAN_COUNTS = ("messages in", "out", "commands", "sockets written", "commits told", "set-ups")
+
+
+def span_held(before: tuple[int, ...], after: tuple[int, ...]) -> str:
+    """What the loop did between two :meth:`Metrics.counts`: a long turn of many small
+    callbacks (messages, commands, writes in the thousands) or of a few long ones."""
+    done = zip(SPAN_COUNTS, before, after, strict=True)
+    return "; meanwhile " + ", ".join(f"{b - a} {name}" for name, a, b in done)
 
 
 def watch_stalls(beat: list[float], main: int, tell_s: float, stop: threading.Event) -> None:
@@ -216,6 +228,7 @@ class Metrics:
             registry=self.registry,
         )
         self.stall_max = 0.0
+        self.runner = runner
         runner.executor.metrics = self
 
     async def watch_loop(self, every_s: float = 0.05, tell_s: float = STALL_TELL_S) -> None:
@@ -230,7 +243,7 @@ class Metrics:
         try:
             while True:
                 due = beat[0] = time.perf_counter() + every_s
-                at = sched_ms(sched)
+                at, counts = sched_ms(sched), self.counts()
                 await asyncio.sleep(every_s)
                 now = time.perf_counter()
                 late = max(0.0, now - due)
@@ -238,11 +251,20 @@ class Metrics:
                 self.stall_max = max(self.stall_max, late)
                 if late > tell_s:  # its whole length, once it is over (where: the watch's line)
                     split = stall_split(at, sched_ms(sched), (now - due + every_s) * 1000)
-                    stall_log.warning("the event loop stalled for %.0f ms%s", late * 1000, split)
+                    held = span_held(counts, self.counts())
+                    ended = datetime.now(UTC).isoformat(timespec="milliseconds")
+                    stall_log.warning("the event loop stalled for %.0f ms%s%s; it ended at %s",
+                                      late * 1000, split, held, ended)  # fmt: skip
         finally:
             stop.set()
             if sched is not None:
                 os.close(sched)
+
+    def counts(self) -> tuple[int, ...]:
+        """What the node has done so far, counted (:data:`SPAN_COUNTS`)."""
+        executor = self.runner.executor
+        return (executor.received, executor.sent, executor.outcomes, executor.flushes,
+                executor.commits, self.runner.admission.admitted)  # fmt: skip
 
     async def endpoint(self, request: Request) -> Response:
         if self.scrapes is not None:
