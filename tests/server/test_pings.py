@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from flyswat.server.connection import PING_EARLY_MS, Link, Pinger
+from flyswat.server.connection import PING_EARLY_MS, PING_SLOTS, PING_SPREAD, Link, Pinger
 from flyswat.server.frames import text_frame
 from flyswat.server.limits import Limits
 
@@ -83,3 +83,33 @@ async def test_a_ping_nearly_due_rides_ahead_of_a_link_s_frames_and_is_not_sent_
             pinger.timer.cancel()
         transport.close()
         theirs.close()
+
+
+@pytest.mark.anyio
+async def test_the_pinger_spreads_its_links_over_the_period_and_pings_each_once() -> None:
+    """One tick serves one group of :data:`PING_SLOTS`: the pings of a thousand links greeted
+    at once (and their pongs read back) never come in one long turn of the loop again."""
+    now = [0.0]
+    pinged: list[int] = []
+
+    def link(i: int) -> SimpleNamespace:
+        return SimpleNamespace(id=i, clock=lambda: now[0], ping_due=0.0, pinged_early=False,
+                               ping=lambda: pinged.append(i))  # fmt: skip
+
+    pinger = Pinger(every_s=1.0)
+    links = 1000
+    for i in range(links):  # greeted one after another: each pinged at once
+        pinger.add(link(i))  # type: ignore[arg-type]
+    assert pinger.timer is not None
+    pinger.timer.cancel()  # the test ticks by hand
+    pinged.clear()
+    per_tick = []
+    for _ in range(PING_SLOTS):  # one period
+        before = len(pinged)
+        pinger._tick()
+        pinger.timer.cancel()
+        per_tick.append(len(pinged) - before)
+    assert sorted(pinged) == list(range(links))  # each once a period
+    groups = int(PING_SLOTS * PING_SPREAD)  # the last fifth of the period
+    assert max(per_tick) <= links / groups + 1  # spread evenly over it
+    assert per_tick[: PING_SLOTS - groups] == [0] * (PING_SLOTS - groups)  # 0.8 s at the least

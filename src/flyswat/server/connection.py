@@ -49,6 +49,15 @@ WATCHER_PING_EVERY_S = 10.0
 #: messages, and each write a system call that on loopback does the receiver's TCP work too).
 #: Still exactly one ping a period: the one that rode is not sent again when its time comes.
 PING_EARLY_MS = 600.0
+#: The pinger serves its links in this many groups a period, one a tick: at 7,500 players,
+#: 150 pings every 20 ms. A tenth a tick (750 every 100 ms, and their pongs read back in one
+#: turn soon after) made a turn of the loop that much longer ten times a second
+#: (docs/BENCHMARKS.md, *A slow sitting's held load, and what a stall holds*).
+PING_SLOTS = 50
+#: A new link joins the emptiest of the groups served in this last share of a period after
+#: its first ping: links greeted at once (a burst of games' ends opens hundreds of sockets in
+#: a few ms) are spread over that much of the period, not pinged together from then on.
+PING_SPREAD = 0.2
 
 #: How often a link reads its network round trip from the kernel (ms): ``tcpi_min_rtt`` only
 #: falls, and the smoothed figure moves slowly; a reading at every pong cost 3 % of a loaded
@@ -245,7 +254,7 @@ class Pinger:
     of ``slots`` groups of links, so the pings of many links are spread over the second and
     no link has a task or a timer of its own. A link is pinged at once when added."""
 
-    def __init__(self, every_s: float = PING_EVERY_S, slots: int = 10) -> None:
+    def __init__(self, every_s: float = PING_EVERY_S, slots: int = PING_SLOTS) -> None:
         self.every_s = every_s
         self.every_ms = every_s * 1000
         self.slots: list[dict[int, Link]] = [{} for _ in range(slots)]
@@ -253,8 +262,11 @@ class Pinger:
         self.timer: asyncio.TimerHandle | None = None
 
     def add(self, link: Link) -> None:
-        # Last in the round: its next ping comes a whole period after this first one.
-        self.slots[self.at - 1][link.id] = link
+        # In the emptiest group of the last fifth of the round: its next ping comes 0.8 to 1
+        # period after this first one.
+        n = len(self.slots)
+        near = [self.slots[(self.at - 1 - k) % n] for k in range(max(1, int(n * PING_SPREAD)))]
+        min(near, key=len)[link.id] = link
         link.ping_due = link.clock() + self.every_ms
         link.ping()
         if self.timer is None:
