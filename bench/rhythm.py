@@ -190,18 +190,23 @@ def stalls_in(text: str) -> tuple[list[float], Counter[str], Counter[str]]:
     return lengths, causes, mostly
 
 
-def stall_spans(text: str, looks: Sequence[tuple[float, float]] = ()) -> list[dict[str, float]]:
+def stall_spans(
+    text: str, looks: Sequence[tuple[float, float]] = (), since: float = 0.0
+) -> list[dict[str, float]]:
     """What each stall's span held, as a newer server's lines tell (:data:`SPAN_KEYS`): its
     length, the span's, the loop thread's time on a core, and the node's counts of messages
-    in and out, commands, sockets written, commits told and set-ups over it; with its end's
-    time, ``end`` (wall, s), and ``look_ms``: the pauses of the server's young collections
-    (``looks``: wall time and ms of each, its ``gc_log``) that ended in the span."""
+    in and out, commands, sockets written, commits told and set-ups over it; with when it
+    ended, ``at_s`` (seconds after the wall time ``since``: the window's start), and
+    ``look_ms``: the pauses of the server's young collections (``looks``: wall time and ms of
+    each, its ``gc_log``) that ended in the span."""
     spans: list[dict[str, float]] = []
     for m in _SPAN.finditer(text):
-        span: dict[str, float] = dict(zip(SPAN_KEYS, map(int, m.groups()[:-1]), strict=True))
-        if m.group(len(SPAN_KEYS) + 1):
-            end = span["end"] = datetime.fromisoformat(m.group(len(SPAN_KEYS) + 1)).timestamp()
+        *counts, ended = m.groups()
+        span: dict[str, float] = dict(zip(SPAN_KEYS, map(int, counts), strict=True))
+        if ended:
+            end = datetime.fromisoformat(ended).timestamp()
             start = end - span["span_ms"] / 1000
+            span["at_s"] = round(end - since, 3)
             span["look_ms"] = sum(ms for t, ms in looks if start <= t <= end + 0.005)
         spans.append(span)
     return spans
@@ -637,16 +642,14 @@ def run_step(server: Servers, tables: int, args: argparse.Namespace, prof: Path,
         if failed:
             raise RuntimeError("; ".join(f"{g['name']}: {g['error']}" for g in failed))
         out |= figures(got, cpu)
-        lengths, causes, mostly = stalls_in("".join(logs))
+        log_text = "".join(logs)
+        lengths, causes, mostly = stalls_in(log_text)
         out["stalls_ms"], out["stall_causes"] = lengths, dict(causes.most_common())
         out["stalls_mostly"] = dict(mostly.most_common())
         looks = [(t, ms) for t, ms in gc_pauses(gc_log, 0) if wall0 <= t <= wall1]
-        out["stall_spans"] = stall_spans("".join(logs), looks)
-        for span in out["stall_spans"]:  # when, in the window's seconds (as slow_by_time's)
-            if "end" in span:
-                span["at_s"] = round(span.pop("end") - wall0, 3)
+        out["stall_spans"] = stall_spans(log_text, looks, since=wall0)  # as slow_by_time's s
         out["gc_full_ms"] = [ms for t, ms in gc_pauses(gc_log, 2) if wall0 <= t <= wall1]
-        out["gc_gen0_ms"] = [ms for t, ms in gc_pauses(gc_log, 0) if wall0 <= t <= wall1]
+        out["gc_gen0_ms"] = [ms for _, ms in looks]
         out["gc_young_ms"] = [ms for t, ms in gc_pauses(gc_log, 1) if wall0 <= t <= wall1]
         out["other_cores"] = (out["busy_cores"] - out["server_cpu"] - out["generator_cpu"]
                               - (out["pages_cpu"] or 0.0))  # fmt: skip

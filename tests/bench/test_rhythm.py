@@ -213,5 +213,5 @@ def test_what_a_stalls_span_held_is_read_as_the_server_writes_it() -> None:
     end = 1_796_687_821.5  # as the server writes it: the span's end, in UTC to the ms
     at = f"; it ended at {datetime.fromtimestamp(end, UTC).isoformat(timespec='milliseconds')}\n"
     looks = [(end - 0.2, 4.0), (end - 0.05, 6.5), (end - 0.01, 2.0), (end + 0.3, 9.0)]
-    assert stall_spans(line + at, looks) == [want | {"end": end, "look_ms": 8.5}]
+    assert stall_spans(line + at, looks, since=end - 100) == [want | {"at_s": 100, "look_ms": 8.5}]
     assert stalls_in(older + line)[0] == [31.0, 47.0]
